@@ -1,0 +1,176 @@
+// ledger.cpp: lock-free open-addressing table of live allocations.
+#include "recorder/ledger.h"
+
+#include <cstring>
+
+namespace cudashim {
+
+const char* mem_kind_name(MemKind k) {
+  static constexpr const char* kNames[kMemKinds] = {"device",     "managed",  "async", "host_pinned", "host_registered",
+                                                    "vmm_device", "vmm_host", "ipc"};
+  const int i = static_cast<int>(k);
+  return i >= 0 && i < kMemKinds ? kNames[i] : "unknown";
+}
+
+}  // namespace cudashim
+
+namespace cudashim::recorder {
+namespace {
+
+// Keys carry their address space in the top bits: a device pointer, a host
+// pointer and a VMM handle may hold the same number.
+enum Space : uint64_t { kDeviceVA = 1, kHostVA = 2, kVmmHandle = 3, kIpcVA = 4 };
+
+constexpr uint64_t space_of(MemKind k) {
+  switch (k) {
+    case MemKind::device:
+    case MemKind::managed:
+    case MemKind::async: return kDeviceVA;  // cuMemFree and cuMemFreeAsync free any of them
+    case MemKind::host_pinned:
+    case MemKind::host_registered: return kHostVA;
+    case MemKind::vmm_device:
+    case MemKind::vmm_host: return kVmmHandle;
+    case MemKind::ipc: return kIpcVA;
+    default: return 0;
+  }
+}
+
+constexpr uint64_t kEmpty = 0;
+constexpr uint64_t kTombstone = ~0ull;
+constexpr size_t kCapacity = size_t{1} << 19;  // 512 Ki live allocations, 12 MiB of BSS
+
+struct Entry {
+  std::atomic<uint64_t> key;
+  uint64_t bytes;
+  int32_t device;
+  uint8_t kind;
+};
+Entry g_table[kCapacity];
+
+struct AtomicKind {
+  std::atomic<uint64_t> live, peak, allocs, frees, count;
+};
+struct AtomicDevice {
+  std::atomic<uint64_t> live, peak;
+  std::atomic<bool> used;
+  AtomicKind kinds[kMemKinds];
+};
+AtomicDevice g_devices[kMaxDevices + 1];  // last row: host memory
+std::atomic<uint64_t> g_overflows{0}, g_unknown_frees{0};
+
+uint64_t make_key(MemKind kind, uint64_t addr) { return (space_of(kind) << 58) | (addr & ((1ull << 58) - 1)); }
+
+size_t bucket_of(uint64_t key) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdull;
+  key ^= key >> 33;
+  return static_cast<size_t>(key) & (kCapacity - 1);
+}
+
+void raise_peak(std::atomic<uint64_t>& peak, uint64_t v) {
+  uint64_t p = peak.load(std::memory_order_relaxed);
+  while (v > p && !peak.compare_exchange_weak(p, v, std::memory_order_relaxed)) {
+  }
+}
+
+AtomicDevice& row_of(int device) {
+  if (device < 0 || device >= kMaxDevices) return g_devices[kMaxDevices];
+  return g_devices[device];
+}
+
+void account(MemKind kind, int device, uint64_t bytes, bool add) {
+  AtomicDevice& d = row_of(device);
+  d.used.store(true, std::memory_order_relaxed);
+  AtomicKind& k = d.kinds[static_cast<int>(kind)];
+  if (add) {
+    raise_peak(k.peak, k.live.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+    k.allocs.fetch_add(1, std::memory_order_relaxed);
+    k.count.fetch_add(1, std::memory_order_relaxed);
+    if (is_device_resident(kind)) raise_peak(d.peak, d.live.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+  } else {
+    k.live.fetch_sub(bytes, std::memory_order_relaxed);
+    k.frees.fetch_add(1, std::memory_order_relaxed);
+    k.count.fetch_sub(1, std::memory_order_relaxed);
+    if (is_device_resident(kind)) d.live.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
+bool ledger_insert(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
+  if (addr == 0) return false;
+  const uint64_t key = make_key(kind, addr);
+  size_t b = bucket_of(key);
+  // Linear probing; a slot is claimed by CAS from empty or tombstone. The same live
+  // key is never inserted twice (the driver does not hand out a live address twice).
+  for (size_t probe = 0; probe < 4096; ++probe, b = (b + 1) & (kCapacity - 1)) {
+    uint64_t cur = g_table[b].key.load(std::memory_order_relaxed);
+    if (cur != kEmpty && cur != kTombstone) continue;
+    if (!g_table[b].key.compare_exchange_strong(cur, key, std::memory_order_acq_rel)) continue;
+    g_table[b].bytes = bytes;
+    g_table[b].device = device;
+    g_table[b].kind = static_cast<uint8_t>(kind);
+    account(kind, device, bytes, true);
+    return true;
+  }
+  g_overflows.fetch_add(1, std::memory_order_relaxed);
+  account(kind, device, bytes, true);  // keep the totals right even when untracked
+  return false;
+}
+
+uint64_t ledger_erase(MemKind kind, uint64_t addr) {
+  if (addr == 0) return 0;
+  const uint64_t key = make_key(kind, addr);
+  size_t b = bucket_of(key);
+  for (size_t probe = 0; probe < 4096; ++probe, b = (b + 1) & (kCapacity - 1)) {
+    uint64_t cur = g_table[b].key.load(std::memory_order_acquire);
+    if (cur == kEmpty) break;
+    if (cur != key) continue;
+    const uint64_t bytes = g_table[b].bytes;
+    const int device = g_table[b].device;
+    const auto real_kind = static_cast<MemKind>(g_table[b].kind);
+    if (!g_table[b].key.compare_exchange_strong(cur, kTombstone, std::memory_order_acq_rel)) break;
+    account(real_kind, device, bytes, false);
+    return bytes;
+  }
+  g_unknown_frees.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int ledger_devices(DeviceStats* out, int max) {
+  int n = 0;
+  for (int d = 0; d <= kMaxDevices && n < max; ++d) {
+    const AtomicDevice& a = g_devices[d];
+    if (!a.used.load(std::memory_order_relaxed)) continue;
+    DeviceStats& s = out[n++];
+    s.device = d == kMaxDevices ? kHostDevice : d;
+    s.live_bytes = a.live.load(std::memory_order_relaxed);
+    s.peak_bytes = a.peak.load(std::memory_order_relaxed);
+    for (int k = 0; k < kMemKinds; ++k) {
+      s.kinds[k] = {a.kinds[k].live.load(std::memory_order_relaxed), a.kinds[k].peak.load(std::memory_order_relaxed),
+                    a.kinds[k].allocs.load(std::memory_order_relaxed), a.kinds[k].frees.load(std::memory_order_relaxed),
+                    a.kinds[k].count.load(std::memory_order_relaxed)};
+    }
+  }
+  return n;
+}
+
+uint64_t ledger_overflows() { return g_overflows.load(std::memory_order_relaxed); }
+uint64_t ledger_unknown_frees() { return g_unknown_frees.load(std::memory_order_relaxed); }
+
+void ledger_reset() {
+  // Only slots that were ever written: untouched BSS pages stay untouched (a forked
+  // DataLoader worker must not copy 12 MiB of zero pages).
+  for (auto& e : g_table)
+    if (e.key.load(std::memory_order_relaxed) != kEmpty) e.key.store(kEmpty, std::memory_order_relaxed);
+  for (auto& d : g_devices) {
+    d.live = 0;
+    d.peak = 0;
+    d.used = false;
+    for (auto& k : d.kinds) k.live = k.peak = k.allocs = k.frees = k.count = 0;
+  }
+  g_overflows = 0;
+  g_unknown_frees = 0;
+}
+
+}  // namespace cudashim::recorder

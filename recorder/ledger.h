@@ -1,0 +1,43 @@
+// ledger.h: the memory ledger, one behind every memory view (PRODUCT.md rule 7).
+//
+// Live allocations sit in a fixed-capacity lock-free hash table (address ->
+// bytes, device, kind); per-device and per-kind live/peak bytes are atomics.
+// Insert and erase are a few CAS operations: no lock, no allocation.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "recorder/mem_kind.h"
+
+namespace cudashim::recorder {
+
+struct KindStats {
+  uint64_t live_bytes, peak_bytes, allocs, frees, live_count;
+};
+struct DeviceStats {
+  int device;                 // ordinal, or kHostDevice for host memory
+  uint64_t live_bytes;        // device-resident kinds together (device, async, vmm_device)
+  uint64_t peak_bytes;        // high-water mark of live_bytes
+  KindStats kinds[kMemKinds];
+};
+
+// Records a new allocation of `bytes` under `key` (an address or VMM handle).
+// Returns false when the table is full (counted in ledger_overflows()).
+bool ledger_insert(MemKind kind, uint64_t key, uint64_t bytes, int device);
+
+// Removes the allocation under `key` of a kind freed by the same call family.
+// Returns the bytes released, 0 when the key was not tracked.
+uint64_t ledger_erase(MemKind kind, uint64_t key);
+
+// Copies the stats of every device that ever held memory into `out` (at most
+// `max` rows). Returns the number of rows.
+int ledger_devices(DeviceStats* out, int max);
+
+// How many inserts found no free slot, and how many frees named an unknown key.
+uint64_t ledger_overflows();
+uint64_t ledger_unknown_frees();
+
+// Empties the ledger (tests, and a forked child).
+void ledger_reset();
+
+}  // namespace cudashim::recorder

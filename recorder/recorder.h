@@ -1,0 +1,80 @@
+// recorder.h: what cudashim records, behind a narrow API.
+//
+// The shim's wrappers make one call here per intercepted call; unit tests call the
+// same functions directly, with no preloading. Everything on the call path is
+// lock-free and allocation-free.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "recorder/ledger.h"
+#include "recorder/mem_kind.h"
+#include "recorder/thread_slots.h"
+#include "shim/hook_catalog.h"
+
+namespace cudashim::recorder {
+
+// RAII guard for one intercepted call on this thread: tracks nesting (a runtime
+// call that reaches the driver), so blocked time is summed once, at the outermost
+// hook, while each hooked ABI still counts its own calls.
+class CallScope {
+ public:
+  explicit CallScope(HookId id) : ts_(thread_state()), id_(id), outermost_(ts_.depth++ == 0) {}
+  ~CallScope() { --ts_.depth; }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+  // Records the end of the call: its result code (0 = success) and wall time (0 when untimed).
+  void finish(uint64_t result, uint64_t ns) {
+    HookCounters& c = ts_.slot->hooks[static_cast<size_t>(id_)];
+    bump(ts_, c.calls, 1);
+    if (__builtin_expect(result != 0, 0)) {
+      bump(ts_, c.errors, 1);
+      c.last_error.store(result, std::memory_order_relaxed);
+    }
+    if (ns != 0) {
+      bump(ts_, c.time_ns, ns);
+      if (outermost_ && hook_info(id_).timing == Timing::BLOCKING) bump(ts_, ts_.slot->blocked_outer_ns, ns);
+    }
+  }
+  // Adds bytes moved by a copy or memset.
+  void add_bytes(uint64_t bytes) { bump(ts_, ts_.slot->hooks[static_cast<size_t>(id_)].bytes, bytes); }
+  bool outermost() const { return outermost_; }
+
+ private:
+  ThreadState& ts_;
+  HookId id_;
+  bool outermost_;
+};
+
+// Records a successful allocation (the ledger is kept at the driver level only).
+inline void record_alloc(MemKind kind, uint64_t key, uint64_t bytes, int device) {
+  if (kind == MemKind::ipc) bytes = 0;  // another process's memory: mapped, not allocated
+  ledger_insert(kind, key, bytes, device);
+}
+
+// Records a free; call it *before* the real free so the address cannot be
+// handed out again in between.
+inline void record_free(MemKind kind, uint64_t key) { ledger_erase(kind, key); }
+
+// Process facts gathered once, outside hooks.
+struct ProcessInfo {
+  int pid = 0, ppid = 0;
+  int rank = -1;  // RANK, LOCAL_RANK or SLURM_PROCID; -1 when none is set
+  std::string host, exe;
+  uint64_t start_unix_ns = 0, start_mono_ns = 0;
+};
+
+// Fills `info` for this process (reads /proc, the environment, the clock).
+void capture_process_info(ProcessInfo& info);
+
+// Returns the per-process report (schema "cudashim.report/1") as JSON text.
+std::string render_report_json(const ProcessInfo& info);
+
+// True when this process did anything worth a report (a hooked call or an allocation).
+bool has_activity();
+
+// Zeroes every counter and the ledger (tests; a forked child starts afresh).
+void reset_all();
+
+}  // namespace cudashim::recorder

@@ -1,0 +1,66 @@
+// thread_slots.cpp: the static slot array and its bookkeeping.
+#include "recorder/thread_slots.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
+namespace cudashim::recorder {
+
+__thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
+
+namespace {
+// Zero-initialized BSS: pages are touched only by threads that exist.
+ThreadSlot g_slots[kMaxThreadSlots + 1];
+std::atomic<uint32_t> g_next_slot{0};
+ThreadSlot& overflow_slot() { return g_slots[kMaxThreadSlots]; }
+}  // namespace
+
+void claim_slot(ThreadState& ts) {
+  const uint32_t i = g_next_slot.fetch_add(1, std::memory_order_relaxed);
+  if (i < kMaxThreadSlots) {
+    ts.slot = &g_slots[i];
+  } else {
+    overflow_slot().shared = true;
+    ts.slot = &overflow_slot();
+  }
+  // gettid once per thread, outside any hot path.
+  ts.slot->tid.store(static_cast<uint32_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
+}
+
+void sum_slots(CounterTotals& out) {
+  std::memset(&out, 0, sizeof out);
+  const uint32_t used = g_next_slot.load(std::memory_order_acquire);
+  const uint32_t n = used < kMaxThreadSlots ? used : kMaxThreadSlots + 1;
+  for (uint32_t s = 0; s < n; ++s) {
+    const ThreadSlot& slot = g_slots[s];
+    for (size_t h = 0; h < kHookCount; ++h) {
+      out.calls[h] += slot.hooks[h].calls.load(std::memory_order_relaxed);
+      out.errors[h] += slot.hooks[h].errors.load(std::memory_order_relaxed);
+      out.time_ns[h] += slot.hooks[h].time_ns.load(std::memory_order_relaxed);
+      out.bytes[h] += slot.hooks[h].bytes.load(std::memory_order_relaxed);
+      if (const uint64_t e = slot.hooks[h].last_error.load(std::memory_order_relaxed)) out.last_error[h] = e;
+    }
+    out.blocked_outer_ns += slot.blocked_outer_ns.load(std::memory_order_relaxed);
+  }
+  out.threads = used;
+}
+
+void reset_slots() {
+  const uint32_t used = g_next_slot.load(std::memory_order_relaxed);
+  const uint32_t n = used < kMaxThreadSlots ? used : kMaxThreadSlots + 1;
+  for (uint32_t s = 0; s < n; ++s) {
+    ThreadSlot& slot = g_slots[s];
+    for (auto& h : slot.hooks) {
+      h.calls.store(0, std::memory_order_relaxed);
+      h.errors.store(0, std::memory_order_relaxed);
+      h.time_ns.store(0, std::memory_order_relaxed);
+      h.bytes.store(0, std::memory_order_relaxed);
+      h.last_error.store(0, std::memory_order_relaxed);
+    }
+    slot.blocked_outer_ns.store(0, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace cudashim::recorder

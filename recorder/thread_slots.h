@@ -1,0 +1,76 @@
+// thread_slots.h: per-thread call counters, written without locks or atomics' RMW.
+//
+// Each thread claims one slot of a static array the first time it enters a hook
+// and is the only writer of that slot (plain relaxed load+store, no lock prefix).
+// Readers (the report) sum the slots. Threads beyond kMaxThreadSlots share one
+// overflow slot updated with fetch_add. Nothing here allocates.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "shim/hook_catalog.h"
+
+namespace cudashim::recorder {
+
+struct HookCounters {
+  std::atomic<uint64_t> calls;
+  std::atomic<uint64_t> errors;
+  std::atomic<uint64_t> time_ns;  // wall time inside the real call (timed rows only)
+  std::atomic<uint64_t> bytes;    // bytes copied or set (copy rows)
+  std::atomic<uint64_t> last_error;  // the last non-zero result code (0 = none yet)
+};
+
+struct ThreadSlot {
+  HookCounters hooks[kHookCount];
+  std::atomic<uint64_t> blocked_outer_ns;  // blocked time of outermost hooks only
+  std::atomic<uint32_t> tid;
+  bool shared;  // the overflow slot: updated with fetch_add
+};
+
+inline constexpr uint32_t kMaxThreadSlots = 512;
+
+// The calling thread's state. depth counts nested hooks on this thread.
+struct ThreadState {
+  ThreadSlot* slot;
+  uint32_t depth;
+  uint32_t internal;  // >0 while cudashim's own code runs: hooks pass straight through
+};
+
+// initial-exec TLS: the preload library is loaded at start-up, so the static TLS
+// block has room, and access is one %fs-relative load (no __tls_get_addr call).
+extern __thread ThreadState g_tls __attribute__((tls_model("initial-exec")));
+
+// Claims a slot for the calling thread. Slow path of thread_state().
+void claim_slot(ThreadState& ts);
+
+// Returns this thread's state, claiming a slot on first use. Never allocates.
+inline ThreadState& thread_state() {
+  ThreadState& ts = g_tls;
+  if (__builtin_expect(ts.slot == nullptr, 0)) claim_slot(ts);
+  return ts;
+}
+
+// Adds `v` to counter `c` of this thread's slot.
+inline void bump(const ThreadState& ts, std::atomic<uint64_t>& c, uint64_t v) {
+  if (__builtin_expect(ts.slot->shared, 0))
+    c.fetch_add(v, std::memory_order_relaxed);
+  else
+    c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+
+// Sums of every slot, for reports and tests.
+struct CounterTotals {
+  uint64_t calls[kHookCount];
+  uint64_t errors[kHookCount];
+  uint64_t time_ns[kHookCount];
+  uint64_t bytes[kHookCount];
+  uint64_t last_error[kHookCount];
+  uint64_t blocked_outer_ns;
+  uint32_t threads;
+};
+void sum_slots(CounterTotals& out);
+
+// Zeroes every slot (tests; and a forked child, which starts its own report).
+void reset_slots();
+
+}  // namespace cudashim::recorder

@@ -1,0 +1,117 @@
+// dl_hooks.cpp: what the dlopen/dlsym trampolines (dl_trampolines.S) decide.
+//
+// dlsym/dlvsym: a name in the hook table, looked up by anyone but libcuda itself,
+// is answered with our wrapper, but only after the real lookup succeeded (the
+// wrapper then forwards to exactly what the caller would have got). Every other
+// name goes to the real function with the caller's own return address, untouched.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstring>
+
+#include "recorder/events.h"
+#include "recorder/thread_slots.h"
+#include "shim/hook_catalog.h"
+#include "shim/real_dl.h"
+#include "shim/resolve.h"
+
+using cudashim::HookId;
+namespace rec = cudashim::recorder;
+
+namespace cudashim::shim {
+namespace {
+
+// True when `caller` is code inside a libcuda (it may dlsym its own handle: rule 11).
+bool called_from_driver(const void* caller) {
+  Dl_info info;
+  if (caller == nullptr || dladdr(caller, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* base = std::strrchr(info.dli_fname, '/');
+  base = base ? base + 1 : info.dli_fname;
+  return std::strncmp(base, "libcuda.so", 10) == 0;
+}
+
+// True when a dlopen names the driver library (by soname or path).
+bool asks_for_libcuda(const char* file) {
+  if (file == nullptr) return false;
+  const char* base = std::strrchr(file, '/');
+  base = base ? base + 1 : file;
+  return std::strncmp(base, "libcuda.so", 10) == 0;
+}
+
+// Shared by dlsym and dlvsym: `real` is the real lookup's result for `id`.
+// Returns what the caller gets.
+void* answer_hooked(HookId id, void* real, void* handle, const char* name, const char* version) {
+  const RealDl& dl = real_dl();
+  if (real != nullptr && is_own_address(real)) {
+    // RTLD_DEFAULT found our own export first: the real one is the next definition.
+    real = version ? dl.dlvsym(RTLD_NEXT, name, version) : dl.dlsym(RTLD_NEXT, name);
+    if (real != nullptr && is_own_address(real)) real = nullptr;
+  }
+  if (real == nullptr) return nullptr;  // dlerror() says why, as it would without us
+  if (!adopt_real(id, real)) return real;
+  rec::count_event(rec::Event::dlsym_substituted);
+  return wrapper_of(id);
+}
+
+}  // namespace
+}  // namespace cudashim::shim
+
+using namespace cudashim::shim;
+
+extern "C" {
+
+// Called by the dlopen trampoline; returns the real dlopen to jump to.
+__attribute__((visibility("hidden"))) void* cudashim_dlopen_enter(const char* file, int mode, void* caller) {
+  rec::count_event(rec::Event::dlopen_calls);
+  if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
+  return reinterpret_cast<void*>(real_dl().dlopen);
+}
+
+__attribute__((visibility("hidden"))) void* cudashim_dlmopen_enter(Lmid_t lmid, const char* file, int mode,
+                                                                    void* caller) {
+  rec::count_event(rec::Event::dlopen_calls);
+  if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
+  return reinterpret_cast<void*>(real_dl().dlmopen);
+}
+
+__attribute__((visibility("hidden"))) void* cudashim_dlclose_enter(void* handle, void* caller) {
+  rec::count_event(rec::Event::dlclose_calls);
+  return reinterpret_cast<void*>(real_dl().dlclose);
+}
+
+// Returns the real dlsym to jump to, or nullptr after storing the answer in *out.
+__attribute__((visibility("hidden"))) void* cudashim_dlsym_decide(void* handle, const char* name, void* caller,
+                                                                   void** out) {
+  const RealDl& dl = real_dl();
+  const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
+  const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
+  if (id == HookId::kCount) {
+    rec::count_event(rec::Event::dlsym_passthrough);
+    return reinterpret_cast<void*>(dl.dlsym);
+  }
+  if (called_from_driver(caller)) {
+    rec::count_event(rec::Event::dlsym_from_driver);
+    return reinterpret_cast<void*>(dl.dlsym);
+  }
+  *out = answer_hooked(id, dl.dlsym(handle, name), handle, name, nullptr);
+  return nullptr;
+}
+
+__attribute__((visibility("hidden"))) void* cudashim_dlvsym_decide(void* handle, const char* name, const char* version,
+                                                                    void* caller, void** out) {
+  const RealDl& dl = real_dl();
+  const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
+  const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
+  if (id == HookId::kCount) {
+    rec::count_event(rec::Event::dlsym_passthrough);
+    return reinterpret_cast<void*>(dl.dlvsym);
+  }
+  if (called_from_driver(caller)) {
+    rec::count_event(rec::Event::dlsym_from_driver);
+    return reinterpret_cast<void*>(dl.dlvsym);
+  }
+  *out = answer_hooked(id, dl.dlvsym(handle, name, version), handle, name, version);
+  return nullptr;
+}
+
+}  // extern "C"

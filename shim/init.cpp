@@ -1,0 +1,104 @@
+// init.cpp: start-up, fork and exit of the preloaded library, and the C API.
+//
+// The constructor does only cheap, lock-free work (PRODUCT.md rule 4): read the
+// CUDASHIM_* options, note the process facts, register the fork handler. Real
+// functions are resolved lazily by the hooks. The report is written at exit.
+#include <pthread.h>
+#include <sys/auxv.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "policy/options.h"
+#include "recorder/recorder.h"
+#include "shim/cudashim.h"
+#include "shim/log.h"
+#include "shim/report_writer.h"
+
+namespace cudashim::shim {
+
+std::atomic<int> g_log_level{1};
+std::atomic<bool> g_inert{false};
+
+namespace {
+
+recorder::ProcessInfo g_info;
+std::string* g_out_dir = nullptr;  // never destroyed: used from the destructor
+bool g_report_enabled = true;
+
+const char* env_get(const char* name) { return std::getenv(name); }
+
+void setup_process() {
+  std::vector<std::string> errors;
+  const policy::Options opts = policy::parse_options(env_get, errors);
+  g_log_level.store(opts.log_level(), std::memory_order_relaxed);
+  for (const std::string& e : errors) log_message(LogLevel::warn, "{}", e);
+  // AT_SECURE: a setuid/setgid program must not be steered by the environment.
+  const bool secure = getauxval(AT_SECURE) != 0;
+  g_inert.store(opts.disable() || secure, std::memory_order_relaxed);
+  g_report_enabled = opts.report() && !opts.disable() && !secure;
+  if (g_out_dir == nullptr) g_out_dir = new std::string;
+  *g_out_dir = opts.OUT;
+  recorder::capture_process_info(g_info);
+}
+
+// A forked child (a DataLoader worker) starts with clean counters and its own
+// identity; nothing it inherits is a held lock or a finished set-up (rule 8).
+void after_fork_child() {
+  recorder::reset_all();
+  recorder::capture_process_info(g_info);
+}
+
+int write_report_to(const std::string& path) {
+  try {
+    return write_file_atomically(path, recorder::render_report_json(g_info));
+  } catch (const std::exception&) {
+    return -ENOMEM;
+  }
+}
+
+__attribute__((constructor)) void cudashim_start() {
+  setup_process();
+  pthread_atfork(nullptr, nullptr, after_fork_child);
+  log_message(LogLevel::debug, "loaded into pid {} ({})", g_info.pid, g_info.exe);
+}
+
+__attribute__((destructor)) void cudashim_stop() {
+  if (!g_report_enabled || g_out_dir == nullptr || !recorder::has_activity()) return;
+  const std::string path = default_report_path(*g_out_dir, g_info);
+  const int rc = write_report_to(path);
+  if (rc != 0)
+    log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,
+                std::strerror(-rc));
+  else
+    log_message(LogLevel::info, "report written to {}", path);
+}
+
+}  // namespace
+}  // namespace cudashim::shim
+
+using namespace cudashim::shim;
+
+extern "C" __attribute__((visibility("default"))) const char* cudashim_version(void) { return CUDASHIM_VERSION; }
+
+extern "C" __attribute__((visibility("default"))) int cudashim_write_report(const char* path) {
+  try {
+    const std::string p = path ? std::string(path) : default_report_path(g_out_dir ? *g_out_dir : ".", g_info);
+    return write_report_to(p);
+  } catch (...) {
+    return -ENOMEM;
+  }
+}
+
+extern "C" __attribute__((visibility("default"))) unsigned long long cudashim_api_calls(const char* abi_name) {
+  if (abi_name == nullptr) return 0;
+  const cudashim::HookId id = cudashim::find_hook(abi_name);
+  if (id == cudashim::HookId::kCount) return 0;
+  static cudashim::recorder::CounterTotals totals;
+  cudashim::recorder::sum_slots(totals);
+  return totals.calls[static_cast<size_t>(id)];
+}

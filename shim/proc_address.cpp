@@ -1,0 +1,103 @@
+// proc_address.cpp: cuGetProcAddress in both ABIs, and the wrapper address table.
+//
+// libcudart (static or shared) fetches every driver entry point through
+// cuGetProcAddress. The real resolver runs first with the caller's exact
+// arguments (version, flags, symbolStatus are honored and reported as the driver
+// said); only then is a successful result replaced, by the wrapper of the exact ABI
+// the driver returned (cuMemAlloc vs cuMemAlloc_v2, cuStreamSynchronize vs
+// cuStreamSynchronize_ptsz), found by address. Requests for cuGetProcAddress itself
+// come back wrapped the same way. Unknown results (cuGetExportTable, unhooked APIs)
+// pass through untouched (PRODUCT.md rules 1, 10, 11).
+#include "recorder/events.h"
+#include "shim/real_dl.h"
+#include "shim/wrapper_body.h"
+
+namespace rec = cudashim::recorder;
+using cudashim::HookId;
+
+// Declarations of every wrapper, so their addresses can be taken below.
+#define CUDASHIM_DECLARE_DRIVER(NAME, FAMILY, KIND, TIMING, PFN, PARAMS, ARGS, REC) \
+  extern "C" CUresult CUDAAPI NAME PARAMS;
+#define CUDASHIM_DECLARE_RUNTIME(NAME, FAMILY, KIND, TIMING, PARAMS, ARGS, REC) \
+  extern "C" cudaError_t CUDARTAPI NAME PARAMS;
+CUDASHIM_DRIVER_HOOKS(CUDASHIM_DECLARE_DRIVER)
+CUDASHIM_RUNTIME_HOOKS(CUDASHIM_DECLARE_RUNTIME)
+
+namespace cudashim::shim {
+
+void* const g_wrappers[kHookCount] = {
+#define CUDASHIM_WRAPPER_ADDR(NAME, ...) reinterpret_cast<void*>(&::NAME),
+    CUDASHIM_DRIVER_HOOKS(CUDASHIM_WRAPPER_ADDR) CUDASHIM_RUNTIME_HOOKS(CUDASHIM_WRAPPER_ADDR)
+#undef CUDASHIM_WRAPPER_ADDR
+};
+
+namespace {
+
+std::atomic<bool> g_driver_adopted{false};
+
+// Replaces a resolved driver function by our wrapper of the same exact ABI.
+void* substitute(const char* symbol, void* fn, void* real_resolver) {
+  if (g_inert.load(std::memory_order_relaxed)) return fn;
+  if (is_own_address(fn)) {
+    rec::count_event(rec::Event::procaddr_already_wrapped);
+    return fn;
+  }
+  if (!g_driver_adopted.load(std::memory_order_acquire)) {
+    adopt_driver_from(real_resolver);
+    g_driver_adopted.store(true, std::memory_order_release);
+  }
+  const HookId id = hook_of_real(fn);
+  if (id == HookId::kCount) {
+    rec::count_event(rec::Event::procaddr_passthrough);
+    // A hooked exact name whose result matched no known real function: the driver
+    // handed out an address its exports do not have. Visible in the report.
+    if (symbol != nullptr && ::cudashim::find_hook(symbol) != HookId::kCount)
+      rec::count_event(rec::Event::procaddr_unmatched_hooked);
+    return fn;
+  }
+  rec::count_event(rec::Event::procaddr_substituted);
+  return wrapper_of(id);
+}
+
+}  // namespace
+}  // namespace cudashim::shim
+
+using namespace cudashim::shim;
+
+extern "C" CUDASHIM_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion,
+                                                                 cuuint64_t flags,
+                                                                 CUdriverProcAddressQueryResult* symbolStatus) {
+  const auto real = reinterpret_cast<PFN_cuGetProcAddress_v12000>(real_of(HookId::cuGetProcAddress_v2));
+  if (real == nullptr) {
+    note_missing_real(HookId::cuGetProcAddress_v2);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  rec::CallScope scope(HookId::cuGetProcAddress_v2);
+  const CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);
+  if (r == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr)
+    *pfn = substitute(symbol, *pfn, reinterpret_cast<void*>(real));
+  else
+    rec::count_event(rec::Event::procaddr_failed);
+  scope.finish(r, 0);
+  return r;
+}
+
+extern "C" CUDASHIM_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion,
+                                                              cuuint64_t flags) {
+  const auto real = reinterpret_cast<PFN_cuGetProcAddress_v11030>(real_of(HookId::cuGetProcAddress));
+  if (real == nullptr) {
+    note_missing_real(HookId::cuGetProcAddress);
+    return CUDA_ERROR_NOT_FOUND;
+  }
+  rec::CallScope scope(HookId::cuGetProcAddress);
+  const CUresult r = real(symbol, pfn, cudaVersion, flags);
+  if (r == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr)
+    *pfn = substitute(symbol, *pfn, reinterpret_cast<void*>(real));
+  else
+    rec::count_event(rec::Event::procaddr_failed);
+  scope.finish(r, 0);
+  return r;
+}
+
+static_assert(std::is_same_v<decltype(&cuGetProcAddress_v2), PFN_cuGetProcAddress_v12000>);
+static_assert(std::is_same_v<decltype(&cuGetProcAddress), PFN_cuGetProcAddress_v11030>);

@@ -1,0 +1,27 @@
+// real_dl.h: the C library's own dlopen/dlsym family, found without ever
+// resolving to cudashim's interposers.
+#pragma once
+#include <dlfcn.h>
+
+namespace cudashim::shim {
+
+struct RealDl {
+  void* (*dlsym)(void*, const char*);
+  void* (*dlvsym)(void*, const char*, const char*);
+  void* (*dlopen)(const char*, int);
+  void* (*dlmopen)(Lmid_t, const char*, int);
+  int (*dlclose)(void*);
+};
+
+// Returns the real functions, resolving them on first use (no allocation, no lock).
+// dlvsym is read from libc's own dynamic symbol table (GLIBC_2.34, else
+// GLIBC_2.2.5): calling `dlvsym` by name from here would bind to our own
+// interposer. The rest come from dlvsym(RTLD_NEXT, name, "GLIBC_2.34"), falling
+// back to "GLIBC_2.2.5" (PRODUCT.md rule 3; never _dl_sym, which is GLIBC_PRIVATE).
+// Aborts with a message naming the symbol when libc offers none.
+const RealDl& real_dl();
+
+// True when `addr` lies inside libcudashim.so itself (a wrapper, never a real function).
+bool is_own_address(const void* addr);
+
+}  // namespace cudashim::shim

@@ -1,0 +1,12 @@
+// runtime_hooks.cpp: the runtime API wrappers (shared libcudart), generated from
+// hook_table.h. Runtime rows nest over driver rows: memory is accounted once, at
+// the driver level; these rows add the runtime's view (calls, blocked time).
+#include "shim/wrapper_body.h"
+
+#define CUDASHIM_DEFINE_RUNTIME(NAME, FAMILY, KIND, TIMING, PARAMS, ARGS, REC)                          \
+  extern "C" CUDASHIM_EXPORT cudaError_t CUDARTAPI NAME PARAMS {                                        \
+    using Fn = cudaError_t(CUDARTAPI*) PARAMS;                                                          \
+    CUDASHIM_WRAPPER_BODY(NAME, KIND, TIMING, Fn, cudaErrorSymbolNotFound, ARGS, REC)                    \
+  }
+
+CUDASHIM_RUNTIME_HOOKS(CUDASHIM_DEFINE_RUNTIME)

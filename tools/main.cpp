@@ -1,0 +1,97 @@
+// main.cpp: the `cudashim` command line.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "policy/options.h"
+#include "shim/hook_catalog.h"
+#include "tools/report_reader.h"
+#include "tools/run_command.h"
+
+namespace {
+
+int cmd_report(const std::vector<std::string>& paths, bool json) {
+  std::vector<std::string> problems;
+  const auto reports = cudashim::tools::load_reports(paths, problems);
+  for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
+  if (json) {
+    std::cout << cudashim::tools::merge_reports(reports).dump(2) << "\n";
+  } else {
+    const bool color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
+    std::cout << cudashim::tools::render_summary(reports, color);
+    if (reports.empty()) std::cout << "no cudashim reports found in the given paths\n";
+  }
+  return reports.empty() ? 1 : 0;
+}
+
+int cmd_hooks(bool names_only, bool markdown) {
+  using namespace cudashim;
+  if (markdown) std::cout << "| ABI symbol | Layer | Family | Recorded | Timing |\n|---|---|---|---|---|\n";
+  for (const HookInfo& h : kHooks) {
+    static constexpr const char* kKinds[] = {"calls, errors", "calls, errors, ledger entry (after success)",
+                                             "calls, errors, ledger entry removed (before the call)",
+                                             "calls, errors, bytes", "calls; wrapper of the exact ABI returned"};
+    static constexpr const char* kTiming[] = {"none", "blocking (wall time, blocked_ns)", "timed (time_ns)"};
+    const char* rec = kKinds[static_cast<int>(h.kind)];
+    const char* tim = kTiming[static_cast<int>(h.timing)];
+    if (names_only)
+      std::cout << h.name << "\n";
+    else if (markdown)
+      std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", h.name, h.runtime ? "runtime" : "driver", h.family, rec, tim);
+    else
+      std::cout << fmt::format("{:<36} {:<8} {:<8} {}; {}\n", h.name, h.runtime ? "runtime" : "driver", h.family, rec, tim);
+  }
+  return 0;
+}
+
+int cmd_options(bool markdown) {
+  using namespace cudashim::policy;
+  if (markdown) {
+    std::cout << options_markdown();
+    return 0;
+  }
+  for (int i = 0; i < kOptionCount; ++i)
+    std::cout << fmt::format("CUDASHIM_{:<12} {:<9} default {:<6} {}\n", kOptionRows[i].name, kOptionRows[i].type,
+                             kOptionRows[i].default_value, kOptionRows[i].doc);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cudashim: see what a CUDA/PyTorch job really does, without editing it"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", CUDASHIM_VERSION);
+
+  cudashim::tools::RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "run a command with the shim preloaded and summarize every process");
+  run_cmd->add_option("--out", run.out_dir, "folder for the reports (default: ./cudashim-runs/<time>-<pid>)");
+  run_cmd->add_option("--shim", run.shim, "path of libcudashim.so (default: found next to this program)");
+  run_cmd->add_flag("--quiet", run.quiet, "print no summary at the end");
+  run_cmd->add_option("command", run.command, "the command to run, after --")->required();
+
+  std::vector<std::string> report_paths;
+  bool report_json = false;
+  auto* report_cmd = app.add_subcommand("report", "summarize report files or run folders");
+  report_cmd->add_option("paths", report_paths, "report files or folders")->required();
+  report_cmd->add_flag("--json", report_json, "print the reports merged as JSON");
+
+  bool names_only = false, hooks_md = false;
+  auto* hooks_cmd = app.add_subcommand("hooks", "list every interposed ABI symbol and what is recorded for it");
+  hooks_cmd->add_flag("--names", names_only, "names only, one per line");
+  hooks_cmd->add_flag("--markdown", hooks_md, "a Markdown table (docs/hooks.md)");
+
+  bool options_md = false;
+  auto* options_cmd = app.add_subcommand("options", "list the CUDASHIM_* environment options");
+  options_cmd->add_flag("--markdown", options_md, "a Markdown table (docs/options.md)");
+
+  CLI11_PARSE(app, argc, argv);
+  if (*run_cmd) return cudashim::tools::run_command(run);
+  if (*report_cmd) return cmd_report(report_paths, report_json);
+  if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
+  if (*options_cmd) return cmd_options(options_md);
+  return 2;
+}

@@ -1,0 +1,147 @@
+// report_reader.cpp: load and summarize per-process reports.
+#include "tools/report_reader.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace cudashim::tools {
+namespace {
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+std::string human_ns(uint64_t ns) {
+  if (ns >= 1000000000ull) return fmt::format("{:.2f} s", ns / 1e9);
+  if (ns >= 1000000ull) return fmt::format("{:.1f} ms", ns / 1e6);
+  if (ns >= 1000ull) return fmt::format("{:.1f} us", ns / 1e3);
+  return fmt::format("{} ns", ns);
+}
+
+// The CUDA driver's names for the result codes a summary is likely to show.
+std::string cu_error_name(uint64_t code) {
+  switch (code) {
+    case 1: return "CUDA_ERROR_INVALID_VALUE";
+    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
+    case 34: return "CUDA_ERROR_STUB_LIBRARY";
+    case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+    case 100: return "CUDA_ERROR_NO_DEVICE";
+    case 101: return "CUDA_ERROR_INVALID_DEVICE";
+    case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    case 500: return "CUDA_ERROR_NOT_FOUND";
+    case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+    case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+    default: return fmt::format("error {}", code);
+  }
+}
+
+void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std::string>& problems) {
+  std::ifstream f(p);
+  if (!f) {
+    problems.push_back(fmt::format("{}: cannot be read", p.string()));
+    return;
+  }
+  nlohmann::json doc = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded() || !doc.is_object()) {
+    problems.push_back(fmt::format("{}: not a JSON report (truncated or corrupt); skipped", p.string()));
+    return;
+  }
+  if (doc.value("schema", "") != "cudashim.report/1") {
+    problems.push_back(fmt::format("{}: schema '{}' is not cudashim.report/1; skipped", p.string(),
+                                   doc.value("schema", "none")));
+    return;
+  }
+  out.push_back({p.string(), std::move(doc)});
+}
+
+}  // namespace
+
+std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems) {
+  std::vector<LoadedReport> out;
+  for (const std::string& s : paths) {
+    std::error_code ec;
+    const fs::path p(s);
+    if (fs::is_directory(p, ec)) {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
+        const std::string name = e.path().filename().string();
+        if (e.is_regular_file() && name.rfind("cudashim-", 0) == 0 && e.path().extension() == ".json")
+          files.push_back(e.path());
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) add_file(f, out, problems);
+    } else if (fs::exists(p, ec)) {
+      add_file(p, out, problems);
+    } else {
+      problems.push_back(fmt::format("{}: no such file or folder", s));
+    }
+  }
+  return out;
+}
+
+std::string render_summary(const std::vector<LoadedReport>& reports, bool color) {
+  const char* bold = color ? "\033[1m" : "";
+  const char* yellow = color ? "\033[33m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  std::string out;
+  for (const LoadedReport& r : reports) {
+    const auto& d = r.doc;
+    const auto& proc = d.value("process", nlohmann::json::object());
+    std::string rank = proc.contains("rank") && proc["rank"].is_number() ? fmt::format(" rank {}", proc["rank"].get<int>()) : "";
+    out += fmt::format("{}process {}{}{}: {}\n", bold, proc.value("pid", 0), rank, reset, proc.value("exe", "?"));
+    const auto& drv = d.value("driver", nlohmann::json::object());
+    const auto& api = d.value("api", nlohmann::json::object());
+    // No driver: the program asked for libcuda and none is loaded.
+    if (drv.value("libcuda_dlopen_requests", 0) > 0 && drv.contains("libcuda_loaded") && drv["libcuda_loaded"].is_null())
+      out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",
+                         yellow, reset);
+    if (api.contains("cuInit") && api["cuInit"].value("errors", 0) > 0)
+      out += fmt::format("  {}cuInit failed:{} {} (no usable CUDA device or driver)\n", yellow, reset,
+                         cu_error_name(api["cuInit"].value("last_error", 0)));
+    uint64_t calls = 0, errors = 0;
+    std::vector<std::pair<uint64_t, std::string>> blocked;
+    for (const auto& [name, row] : api.items()) {
+      calls += row.value("calls", 0ull);
+      errors += row.value("errors", 0ull);
+      if (row.contains("blocked_ns") && row["blocked_ns"].get<uint64_t>() > 0)
+        blocked.emplace_back(row["blocked_ns"].get<uint64_t>(), name);
+    }
+    const auto& blk = d.value("blocking", nlohmann::json::object());
+    const uint64_t wall = blk.value("wall_ns", 0ull), bns = blk.value("blocked_ns", 0ull);
+    out += fmt::format("  {} hooked calls ({} failed) across {} APIs; blocked {} of {} wall ({:.1f}%)\n", calls, errors,
+                       api.size(), human_ns(bns), human_ns(wall), wall ? 100.0 * bns / wall : 0.0);
+    std::sort(blocked.rbegin(), blocked.rend());
+    for (size_t i = 0; i < blocked.size() && i < 5; ++i)
+      out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), blocked[i].second,
+                         api[blocked[i].second].value("calls", 0ull));
+    const auto& mem = d.value("memory", nlohmann::json::object());
+    for (const auto& dev : mem.value("devices", nlohmann::json::array()))
+      out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.value("device", 0),
+                         human_bytes(dev.value("peak_bytes", 0ull)), human_bytes(dev.value("live_bytes", 0ull)));
+    out += fmt::format("  report: {}\n", r.path);
+  }
+  return out;
+}
+
+nlohmann::json merge_reports(const std::vector<LoadedReport>& reports) {
+  nlohmann::json m = {{"schema", "cudashim.merged/1"}, {"processes", nlohmann::json::array()}};
+  for (const auto& r : reports) {
+    nlohmann::json p = r.doc;
+    p["report_path"] = r.path;
+    m["processes"].push_back(std::move(p));
+  }
+  return m;
+}
+
+}  // namespace cudashim::tools
