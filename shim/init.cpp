@@ -26,8 +26,12 @@ std::atomic<bool> g_inert{false};
 
 namespace {
 
-recorder::ProcessInfo g_info;
-std::string* g_out_dir = nullptr;  // never destroyed: used from the destructor
+// Heap objects that are never destroyed, set up by the constructor: a global with
+// a C++ constructor could be initialized *after* our __attribute__((constructor))
+// ran (the order inside .init_array is unspecified) and destroyed before our
+// destructor writes the report.
+recorder::ProcessInfo* g_info = nullptr;
+std::string* g_out_dir = nullptr;
 bool g_report_enabled = true;
 
 const char* env_get(const char* name) { return std::getenv(name); }
@@ -42,20 +46,22 @@ void setup_process() {
   g_inert.store(opts.disable() || secure, std::memory_order_relaxed);
   g_report_enabled = opts.report() && !opts.disable() && !secure;
   if (g_out_dir == nullptr) g_out_dir = new std::string;
+  if (g_info == nullptr) g_info = new recorder::ProcessInfo;
   *g_out_dir = opts.OUT;
-  recorder::capture_process_info(g_info);
+  recorder::capture_process_info(*g_info);
 }
 
 // A forked child (a DataLoader worker) starts with clean counters and its own
 // identity; nothing it inherits is a held lock or a finished set-up (rule 8).
 void after_fork_child() {
   recorder::reset_all();
-  recorder::capture_process_info(g_info);
+  if (g_info != nullptr) recorder::capture_process_info(*g_info);
 }
 
 int write_report_to(const std::string& path) {
   try {
-    return write_file_atomically(path, recorder::render_report_json(g_info));
+    if (g_info == nullptr) return -EINVAL;
+    return write_file_atomically(path, recorder::render_report_json(*g_info));
   } catch (const std::exception&) {
     return -ENOMEM;
   }
@@ -64,12 +70,12 @@ int write_report_to(const std::string& path) {
 __attribute__((constructor)) void cudashim_start() {
   setup_process();
   pthread_atfork(nullptr, nullptr, after_fork_child);
-  log_message(LogLevel::debug, "loaded into pid {} ({})", g_info.pid, g_info.exe);
+  log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }
 
 __attribute__((destructor)) void cudashim_stop() {
-  if (!g_report_enabled || g_out_dir == nullptr || !recorder::has_activity()) return;
-  const std::string path = default_report_path(*g_out_dir, g_info);
+  if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
+  const std::string path = default_report_path(*g_out_dir, *g_info);
   const int rc = write_report_to(path);
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,
@@ -87,7 +93,8 @@ extern "C" __attribute__((visibility("default"))) const char* cudashim_version(v
 
 extern "C" __attribute__((visibility("default"))) int cudashim_write_report(const char* path) {
   try {
-    const std::string p = path ? std::string(path) : default_report_path(g_out_dir ? *g_out_dir : ".", g_info);
+    if (g_info == nullptr) return -EINVAL;
+    const std::string p = path ? std::string(path) : default_report_path(g_out_dir ? *g_out_dir : ".", *g_info);
     return write_report_to(p);
   } catch (...) {
     return -ENOMEM;

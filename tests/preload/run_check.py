@@ -42,7 +42,9 @@ def main():
             env[k] = v
         env["LD_PRELOAD"] = a.shim + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
         env["CUDASHIM_OUT"] = out
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout, stderr = proc.communicate(timeout=600)
+        p = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
         sys.stderr.write(p.stderr)
         if p.returncode != 0:
             print(f"FAIL: {cmd} exited {p.returncode}\n{p.stdout}")
@@ -63,6 +65,10 @@ def main():
                 r = json.load(f)
             if rep is None or r["process"]["pid"] < rep["process"]["pid"]:
                 rep = r
+        if rep["process"]["pid"] != proc.pid:
+            errors.append(f"process.pid = {rep['process']['pid']}, the program ran as pid {proc.pid}")
+        if rep["process"]["argv"][1:] != cmd[1:]:
+            errors.append(f"process.argv = {rep['process']['argv']}, expected {cmd}")
         if rep.get("schema") != "cudashim.report/1":
             errors.append(f"schema is {rep.get('schema')!r}")
         api = rep.get("api", {})

@@ -1,0 +1,42 @@
+/* Control API of the fake CUDA driver (tests/fakecuda, built as libcuda.so.1).
+ *
+ * The fake driver stands in for the real libcuda.so.1 in tests and benchmarks: host memory plays
+ * device memory, kernels do not run, every exported driver entry point counts its own calls.
+ *
+ * Environment read when the library loads:
+ *   FAKECUDA_DEVICE_COUNT    number of devices                       (default 1)
+ *   FAKECUDA_TOTAL_MEM       bytes of memory per device              (default 17179869184 = 16 GiB)
+ *   FAKECUDA_DRIVER_VERSION  what cuDriverGetVersion reports         (default 13000)
+ *   FAKECUDA_SYNC_DELAY_US   initial delay of synchronizing calls    (default 0)
+ *
+ * Programs that dlopen the driver resolve these with dlsym; the typedefs below name their types.
+ */
+#ifndef CUDASHIM_TESTS_FAKECUDA_CONTROL_H
+#define CUDASHIM_TESTS_FAKECUDA_CONTROL_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every synchronizing call (cuCtxSynchronize*, cuStreamSynchronize*, cuEventSynchronize, synchronous
+ * cuMemcpy and cuMemset variants, cuMemFree*, cuMemFreeHost) sleeps `ns` nanoseconds from now on. */
+void fakecuda_set_sync_delay_ns(uint64_t ns);
+
+/* How many times the double's own entry point named exactly `exact_abi_name` (e.g. "cuMemAlloc_v2",
+ * "cuStreamSynchronize_ptsz") ran since load or the last reset; 0 for a name the double does not export. */
+uint64_t fakecuda_call_count(const char* exact_abi_name);
+
+/* Sets every call count to 0. */
+void fakecuda_reset_counts(void);
+
+typedef void (*fakecuda_set_sync_delay_ns_fn)(uint64_t ns);
+typedef uint64_t (*fakecuda_call_count_fn)(const char* exact_abi_name);
+typedef void (*fakecuda_reset_counts_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CUDASHIM_TESTS_FAKECUDA_CONTROL_H */

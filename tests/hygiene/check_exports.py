@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""check_exports.py LIB CLI: libcudashim.so exports exactly its hooks + dl* + cudashim_* API.
+
+The allowlist is generated, not written: `cudashim hooks --names` prints the rows of
+shim/hook_table.h. Anything else exported (a libstdc++ symbol, a helper that lost
+its hidden visibility) or any hook not exported fails the test, naming the symbols.
+"""
+import subprocess
+import sys
+
+lib, cli = sys.argv[1], sys.argv[2]
+out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
+exported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+hooks = set(subprocess.run([cli, "hooks", "--names"], check=True, capture_output=True, text=True).stdout.split())
+allowed = hooks | {"dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym"} | {
+    "cudashim_version", "cudashim_write_report", "cudashim_api_calls"}
+extra = sorted(exported - allowed)
+missing = sorted(allowed - exported)
+if extra or missing:
+    if extra:
+        print(f"FAIL: {lib} exports {len(extra)} symbol(s) outside the allowlist: {extra[:40]}")
+    if missing:
+        print(f"FAIL: {lib} does not export {len(missing)} hook(s): {missing[:40]}")
+    sys.exit(1)
+print(f"ok: {len(exported)} exported symbols = {len(hooks)} hooks + 5 dl* + 3 cudashim_* API")
