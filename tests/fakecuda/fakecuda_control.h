@@ -31,9 +31,15 @@ uint64_t fakecuda_call_count(const char* exact_abi_name);
 /* Sets every call count to 0. */
 void fakecuda_reset_counts(void);
 
+/* The double's own function for the entry point named exactly `exact_abi_name`, bypassing any
+ * preloaded interposer (benchmarks compare it with the interposer's wrapper); NULL for a name the
+ * double does not export. */
+void* fakecuda_entry_point(const char* exact_abi_name);
+
 typedef void (*fakecuda_set_sync_delay_ns_fn)(uint64_t ns);
 typedef uint64_t (*fakecuda_call_count_fn)(const char* exact_abi_name);
 typedef void (*fakecuda_reset_counts_fn)(void);
+typedef void* (*fakecuda_entry_point_fn)(const char* exact_abi_name);
 
 #ifdef __cplusplus
 }

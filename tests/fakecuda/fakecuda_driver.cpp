@@ -1,3 +1,4 @@
+#include <pthread.h>
 // The fake CUDA driver: every exported entry point except cuGetProcAddress* (fakecuda_procaddr.cpp).
 //
 // Model: host memory stands in for device memory (a CUdeviceptr is a host address), kernels never
@@ -127,6 +128,12 @@ State& st() {
     return n;
   }();
   return *s;
+}
+
+// A process that forks while another thread holds st().mu (a DataLoader forking
+// while a worker thread allocates) must not hand a locked mutex to the child.
+__attribute__((constructor)) void fakecuda_register_fork_handlers() {
+  pthread_atfork([] { st().mu.lock(); }, [] { st().mu.unlock(); }, [] { st().mu.unlock(); });
 }
 
 // The calling thread's context stack; the top is the current context.

@@ -38,6 +38,16 @@ constexpr const char* kNames[kSymCount] = {
 #undef FAKECUDA_ABI_PT
 };
 
+// This library's own address of each exported entry point, indexed by Sym (parallel to kNames).
+const void* const kAddrs[kSymCount] = {
+#define FAKECUDA_ABI(base, abi, version) reinterpret_cast<const void*>(&abi),
+#define FAKECUDA_ABI_PT(base, abi, version, pt_abi, pt_version, pt_suffix) \
+  reinterpret_cast<const void*>(&abi), reinterpret_cast<const void*>(&pt_abi),
+#include "tests/fakecuda/fakecuda_symbols.inc"
+#undef FAKECUDA_ABI
+#undef FAKECUDA_ABI_PT
+};
+
 // One ABI that cuGetProcAddress can hand out, with its optional per-thread twin.
 struct ProcRow {
   const char* base;  // name as callers ask for it, e.g. "cuMemAlloc"
@@ -99,6 +109,13 @@ FC_EXPORT uint64_t fakecuda_call_count(const char* exact_abi_name) {
   for (unsigned i = 0; i < fc::kSymCount; ++i)
     if (std::strcmp(fc::kNames[i], exact_abi_name) == 0) return fc::g_counts[i].n.load(std::memory_order_relaxed);
   return 0;
+}
+
+FC_EXPORT void* fakecuda_entry_point(const char* exact_abi_name) {
+  if (exact_abi_name == nullptr) return nullptr;
+  for (unsigned i = 0; i < fc::kSymCount; ++i)
+    if (std::strcmp(fc::kNames[i], exact_abi_name) == 0) return const_cast<void*>(fc::kAddrs[i]);
+  return nullptr;
 }
 
 FC_EXPORT void fakecuda_reset_counts(void) {

@@ -30,6 +30,7 @@ def main():
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--event", action="append", default=[])
     ap.add_argument("--allow", action="append", default=[], help="ABI that may be counted without expectation")
+    ap.add_argument("--cli", help="cudashim CLI: its hook names go to CUDASHIM_TEST_HOOK_NAMES (ground truth)")
     ap.add_argument("--reports", type=int, default=1, help="how many report files the run must leave")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -42,6 +43,12 @@ def main():
             env[k] = v
         env["LD_PRELOAD"] = a.shim + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
         env["CUDASHIM_OUT"] = out
+        if a.cli:
+            names = subprocess.run([a.cli, "hooks", "--names"], check=True, capture_output=True, text=True).stdout
+            names_file = os.path.join(out, "hook-names.txt")
+            with open(names_file, "w") as f:
+                f.write(names)
+            env["CUDASHIM_TEST_HOOK_NAMES"] = names_file
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         stdout, stderr = proc.communicate(timeout=600)
         p = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
