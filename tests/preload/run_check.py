@@ -31,6 +31,7 @@ def main():
     ap.add_argument("--event", action="append", default=[])
     ap.add_argument("--allow", action="append", default=[], help="ABI that may be counted without expectation")
     ap.add_argument("--cli", help="cudashim CLI: its hook names go to CUDASHIM_TEST_HOOK_NAMES (ground truth)")
+    ap.add_argument("--schema", help="docs/report-schema.md: every report must match it")
     ap.add_argument("--reports", type=int, default=1, help="how many report files the run must leave")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
@@ -65,6 +66,12 @@ def main():
         if len(reports) != a.reports:
             print(f"FAIL: expected {a.reports} report file(s) in CUDASHIM_OUT, found {reports}")
             return 1
+        if a.schema:
+            v = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "..", "hygiene",
+                                "check_report_schema.py"), a.schema, *reports], capture_output=True, text=True)
+            if v.returncode != 0:
+                print(v.stdout)
+                return 1
         # The program's own report is the one whose pid is the child's (the first).
         rep = None
         for path in reports:
