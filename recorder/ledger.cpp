@@ -52,6 +52,7 @@ struct AtomicKind {
 };
 struct AtomicDevice {
   std::atomic<uint64_t> live, peak;
+  std::atomic<uint64_t> capped;  // device-resident kinds and managed: what a cap limits
   std::atomic<bool> used;
   AtomicKind kinds[kMemKinds];
 };
@@ -78,6 +79,8 @@ AtomicDevice& row_of(int device) {
   return g_devices[device];
 }
 
+constexpr bool counts_against_cap(MemKind k) { return is_device_resident(k) || k == MemKind::managed; }
+
 void account(MemKind kind, int device, uint64_t bytes, bool add) {
   AtomicDevice& d = row_of(device);
   d.used.store(true, std::memory_order_relaxed);
@@ -92,12 +95,42 @@ void account(MemKind kind, int device, uint64_t bytes, bool add) {
     k.frees.fetch_add(1, std::memory_order_relaxed);
     k.count.fetch_sub(1, std::memory_order_relaxed);
     if (is_device_resident(kind)) d.live.fetch_sub(bytes, std::memory_order_relaxed);
+    if (counts_against_cap(kind)) d.capped.fetch_sub(bytes, std::memory_order_relaxed);
   }
 }
 
 }  // namespace
 
-bool ledger_insert(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
+bool ledger_charge(MemKind kind, int device, uint64_t bytes, uint64_t cap) {
+  AtomicDevice& d = row_of(device);
+  if (counts_against_cap(kind)) {
+    uint64_t cur = d.capped.load(std::memory_order_relaxed);
+    do {
+      if (cap != 0 && cur + bytes > cap) return false;
+    } while (!d.capped.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  }
+  account(kind, device, bytes, true);
+  return true;
+}
+
+void ledger_grow(MemKind kind, int device, uint64_t extra) {
+  AtomicDevice& d = row_of(device);
+  AtomicKind& k = d.kinds[static_cast<int>(kind)];
+  raise_peak(k.peak, k.live.fetch_add(extra, std::memory_order_relaxed) + extra);
+  if (is_device_resident(kind)) raise_peak(d.peak, d.live.fetch_add(extra, std::memory_order_relaxed) + extra);
+  if (counts_against_cap(kind)) d.capped.fetch_add(extra, std::memory_order_relaxed);
+}
+
+void ledger_uncharge(MemKind kind, int device, uint64_t bytes) {
+  account(kind, device, bytes, false);
+  AtomicKind& k = row_of(device).kinds[static_cast<int>(kind)];
+  k.allocs.fetch_sub(1, std::memory_order_relaxed);  // it never happened
+  k.frees.fetch_sub(1, std::memory_order_relaxed);
+}
+
+uint64_t ledger_capped_bytes(int device) { return row_of(device).capped.load(std::memory_order_relaxed); }
+
+bool ledger_track(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
   if (addr == 0) return false;
   const uint64_t key = make_key(kind, addr);
   size_t b = bucket_of(key);
@@ -110,12 +143,16 @@ bool ledger_insert(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
     g_table[b].bytes = bytes;
     g_table[b].device = device;
     g_table[b].kind = static_cast<uint8_t>(kind);
-    account(kind, device, bytes, true);
     return true;
   }
   g_overflows.fetch_add(1, std::memory_order_relaxed);
-  account(kind, device, bytes, true);  // keep the totals right even when untracked
   return false;
+}
+
+bool ledger_insert(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
+  if (addr == 0) return false;
+  ledger_charge(kind, device, bytes, 0);
+  return ledger_track(kind, addr, bytes, device);
 }
 
 uint64_t ledger_erase(MemKind kind, uint64_t addr) {
@@ -166,6 +203,7 @@ void ledger_reset() {
   for (auto& d : g_devices) {
     d.live = 0;
     d.peak = 0;
+    d.capped = 0;
     d.used = false;
     for (auto& k : d.kinds) k.live = k.peak = k.allocs = k.frees = k.count = 0;
   }

@@ -21,9 +21,27 @@ struct DeviceStats {
   KindStats kinds[kMemKinds];
 };
 
-// Records a new allocation of `bytes` under `key` (an address or VMM handle).
-// Returns false when the table is full (counted in ledger_overflows()).
+// Records a new allocation of `bytes` under `key` (an address or VMM handle):
+// ledger_charge + ledger_track. Returns false when the table is full.
 bool ledger_insert(MemKind kind, uint64_t key, uint64_t bytes, int device);
+
+// Adds `bytes` of `kind` to `device`'s totals, unless that would take the device's
+// capped bytes (device-resident kinds and managed) past `cap` (0 = no cap). Returns
+// false, changing nothing, when the cap would be exceeded. Lock-free (a CAS loop).
+bool ledger_charge(MemKind kind, int device, uint64_t bytes, uint64_t cap);
+
+// Grows a charged allocation by `extra` bytes (a pitch wider than requested).
+void ledger_grow(MemKind kind, int device, uint64_t extra);
+
+// Takes back a charge whose allocation then failed.
+void ledger_uncharge(MemKind kind, int device, uint64_t bytes);
+
+// Remembers `key` -> (bytes, device, kind) of an allocation already charged.
+// Returns false when the table is full (counted in ledger_overflows()).
+bool ledger_track(MemKind kind, uint64_t key, uint64_t bytes, int device);
+
+// Bytes charged against `device`'s cap now (device-resident kinds and managed).
+uint64_t ledger_capped_bytes(int device);
 
 // Removes the allocation under `key` of a kind freed by the same call family.
 // Returns the bytes released, 0 when the key was not tracked.

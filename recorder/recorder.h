@@ -69,7 +69,9 @@ struct ProcessInfo {
 void capture_process_info(ProcessInfo& info);
 
 // Returns the per-process report (schema "cudashim.report/1") as JSON text.
-std::string render_report_json(const ProcessInfo& info);
+// `extra_sections` (e.g. "\"policy\": {...},\n" from the policy layer) is inserted
+// as top-level members before "interposition".
+std::string render_report_json(const ProcessInfo& info, const std::string& extra_sections = "");
 
 // True when this process did anything worth a report (a hooked call or an allocation).
 bool has_activity();

@@ -11,6 +11,7 @@
 
 #include "recorder/clock.h"
 #include "recorder/events.h"
+#include "recorder/oom.h"
 #include "recorder/recorder.h"
 
 namespace cudashim::recorder {
@@ -124,10 +125,11 @@ bool has_activity() {
 void reset_all() {
   reset_slots();
   ledger_reset();
+  oom_reset();
   for (auto& e : g_events) e.store(0, std::memory_order_relaxed);
 }
 
-std::string render_report_json(const ProcessInfo& info) {
+std::string render_report_json(const ProcessInfo& info, const std::string& extra_sections) {
   static CounterTotals t;
   sum_slots(t);
   std::string out;
@@ -220,6 +222,20 @@ std::string render_report_json(const ProcessInfo& info) {
   out += first_dev ? "]" : "\n    ]";
   app(out, ", \"host\": {}, \"ledger_overflows\": {}, \"unknown_frees\": {}}},\n", host_json.empty() ? "null" : host_json,
       ledger_overflows(), ledger_unknown_frees());
+
+  // oom: out-of-memory events, real or denied by the policy, with the last one's context.
+  const OomSummary oom = oom_summary();
+  app(out, "  \"oom\": {{\"count\": {}, \"denied_by_policy\": {}, \"last\": ", oom.count, oom.denied);
+  if (oom.count == 0) {
+    out += "null";
+  } else {
+    app(out, "{{\"api\": \"{}\", \"device\": {}, \"requested_bytes\": {}, \"in_use_bytes\": {}, \"cap_bytes\": {}, "
+        "\"denied_by_policy\": {}, \"reason\": \"{}\"}}",
+        hook_info(oom.last.api).name, oom.last.device, oom.last.requested, oom.last.capped_bytes, oom.last.cap,
+        oom.last.denied_by_policy ? "true" : "false", oom.last.reason ? oom.last.reason : "");
+  }
+  out += "},\n";
+  out += extra_sections;
 
   out += "  \"interposition\": {";
   for (int e = 0; e < kEventCount; ++e)

@@ -11,7 +11,8 @@
 namespace cudashim {
 
 // RESOLVE rows (cuGetProcAddress) have hand-written wrappers; they record like PASS.
-enum class RecKind : uint8_t { PASS, ALLOC, FREE, COPY, RESOLVE };
+// MEMINFO and TOTALMEM rows record like PASS; their results are capped by the policy.
+enum class RecKind : uint8_t { PASS, ALLOC, FREE, COPY, RESOLVE, MEMINFO, TOTALMEM };
 enum class Timing : uint8_t { NONE, BLOCKING, TIMED };
 
 // HookId: one value per exact ABI symbol, driver rows first, then runtime rows.

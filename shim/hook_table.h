@@ -9,8 +9,10 @@
 //   FAMILY  what the call is about: memory, sync, copy, launch, stream, context,
 //           module, resolve, info.
 //   KIND    what the recorder is told: PASS (calls, errors), RESOLVE (PASS, but the
-//           wrapper is hand-written: shim/proc_address.cpp), ALLOC (+ the ledger
-//           entry REC = (memkind, key, bytes, device)), FREE (ledger entry removed
+//           wrapper is hand-written: shim/proc_address.cpp), ALLOC (admitted by the
+//           allocator policy before the call with REC's pre_bytes, then a ledger entry,
+//           REC = (memkind, key, bytes, device, pre_bytes)), MEMINFO / TOTALMEM (the
+//           result is capped by the policy, REC = (free, total) / (bytes, device)), FREE (ledger entry removed
 //           *before* the real call, REC = (memkind, key)), COPY (+ bytes, REC = (bytes)).
 //   TIMING  NONE (no clock read), BLOCKING (wall time, counted as blocked), TIMED
 //           (wall time, not a sync: module loads, async copies).
@@ -51,30 +53,30 @@
   X(cuInit, context, PASS, TIMED, PFN_cuInit_v2000, (unsigned int Flags), (Flags), ()) \
   X(cuDriverGetVersion, info, PASS, NONE, PFN_cuDriverGetVersion_v2020, (int* driverVersion), (driverVersion), ()) \
   /* memory */ \
-  X(cuMemAlloc_v2, memory, ALLOC, NONE, PFN_cuMemAlloc_v3020, (CUdeviceptr* dptr, size_t bytesize), (dptr, bytesize), (MK(device), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR)) \
-  X(cuMemAllocPitch_v2, memory, ALLOC, NONE, PFN_cuMemAllocPitch_v3020, (CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes), (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes), (MK(device), CUDASHIM_OUT(dptr), (pPitch ? *pPitch : WidthInBytes) * Height, CUDASHIM_CUR)) \
-  X(cuMemAllocManaged, memory, ALLOC, NONE, PFN_cuMemAllocManaged_v6000, (CUdeviceptr* dptr, size_t bytesize, unsigned int flags), (dptr, bytesize, flags), (MK(managed), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR)) \
+  X(cuMemAlloc_v2, memory, ALLOC, NONE, PFN_cuMemAlloc_v3020, (CUdeviceptr* dptr, size_t bytesize), (dptr, bytesize), (MK(device), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR, bytesize)) \
+  X(cuMemAllocPitch_v2, memory, ALLOC, NONE, PFN_cuMemAllocPitch_v3020, (CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes), (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes), (MK(device), CUDASHIM_OUT(dptr), (pPitch ? *pPitch : WidthInBytes) * Height, CUDASHIM_CUR, WidthInBytes * Height)) \
+  X(cuMemAllocManaged, memory, ALLOC, NONE, PFN_cuMemAllocManaged_v6000, (CUdeviceptr* dptr, size_t bytesize, unsigned int flags), (dptr, bytesize, flags), (MK(managed), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR, bytesize)) \
   X(cuMemFree_v2, memory, FREE, BLOCKING, PFN_cuMemFree_v3020, (CUdeviceptr dptr), (dptr), (MK(device), dptr)) \
-  X(cuMemAllocHost_v2, memory, ALLOC, TIMED, PFN_cuMemAllocHost_v3020, (void** pp, size_t bytesize), (pp, bytesize), (MK(host_pinned), CUDASHIM_OUTP(pp), bytesize, ::cudashim::kHostDevice)) \
-  X(cuMemHostAlloc, memory, ALLOC, TIMED, PFN_cuMemHostAlloc_v2020, (void** pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags), (MK(host_pinned), CUDASHIM_OUTP(pp), bytesize, ::cudashim::kHostDevice)) \
+  X(cuMemAllocHost_v2, memory, ALLOC, TIMED, PFN_cuMemAllocHost_v3020, (void** pp, size_t bytesize), (pp, bytesize), (MK(host_pinned), CUDASHIM_OUTP(pp), bytesize, ::cudashim::kHostDevice, bytesize)) \
+  X(cuMemHostAlloc, memory, ALLOC, TIMED, PFN_cuMemHostAlloc_v2020, (void** pp, size_t bytesize, unsigned int Flags), (pp, bytesize, Flags), (MK(host_pinned), CUDASHIM_OUTP(pp), bytesize, ::cudashim::kHostDevice, bytesize)) \
   X(cuMemFreeHost, memory, FREE, BLOCKING, PFN_cuMemFreeHost_v2000, (void* p), (p), (MK(host_pinned), CUDASHIM_PTR(p))) \
-  X(cuMemHostRegister_v2, memory, ALLOC, TIMED, PFN_cuMemHostRegister_v6050, (void* p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags), (MK(host_registered), CUDASHIM_PTR(p), bytesize, ::cudashim::kHostDevice)) \
+  X(cuMemHostRegister_v2, memory, ALLOC, TIMED, PFN_cuMemHostRegister_v6050, (void* p, size_t bytesize, unsigned int Flags), (p, bytesize, Flags), (MK(host_registered), CUDASHIM_PTR(p), bytesize, ::cudashim::kHostDevice, bytesize)) \
   X(cuMemHostUnregister, memory, FREE, TIMED, PFN_cuMemHostUnregister_v4000, (void* p), (p), (MK(host_registered), CUDASHIM_PTR(p))) \
-  CUDASHIM_PT2(X, cuMemAllocAsync, _ptsz, memory, ALLOC, NONE, PFN_cuMemAllocAsync_v11020, (CUdeviceptr* dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream), (MK(async), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR)) \
-  CUDASHIM_PT2(X, cuMemAllocFromPoolAsync, _ptsz, memory, ALLOC, NONE, PFN_cuMemAllocFromPoolAsync_v11020, (CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream), (dptr, bytesize, pool, hStream), (MK(async), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR)) \
+  CUDASHIM_PT2(X, cuMemAllocAsync, _ptsz, memory, ALLOC, NONE, PFN_cuMemAllocAsync_v11020, (CUdeviceptr* dptr, size_t bytesize, CUstream hStream), (dptr, bytesize, hStream), (MK(async), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR, bytesize)) \
+  CUDASHIM_PT2(X, cuMemAllocFromPoolAsync, _ptsz, memory, ALLOC, NONE, PFN_cuMemAllocFromPoolAsync_v11020, (CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream), (dptr, bytesize, pool, hStream), (MK(async), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR, bytesize)) \
   CUDASHIM_PT2(X, cuMemFreeAsync, _ptsz, memory, FREE, NONE, PFN_cuMemFreeAsync_v11020, (CUdeviceptr dptr, CUstream hStream), (dptr, hStream), (MK(async), dptr)) \
   X(cuMemPoolTrimTo, memory, PASS, TIMED, PFN_cuMemPoolTrimTo_v11020, (CUmemoryPool pool, size_t minBytesToKeep), (pool, minBytesToKeep), ()) \
-  X(cuMemCreate, memory, ALLOC, NONE, PFN_cuMemCreate_v10020, (CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags), (handle, size, prop, flags), (CUDASHIM_VMM_KIND(prop), CUDASHIM_OUT(handle), size, CUDASHIM_VMM_DEV(prop))) \
+  X(cuMemCreate, memory, ALLOC, NONE, PFN_cuMemCreate_v10020, (CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop, unsigned long long flags), (handle, size, prop, flags), (CUDASHIM_VMM_KIND(prop), CUDASHIM_OUT(handle), size, CUDASHIM_VMM_DEV(prop), size)) \
   X(cuMemRelease, memory, FREE, NONE, PFN_cuMemRelease_v10020, (CUmemGenericAllocationHandle handle), (handle), (MK(vmm_device), handle)) \
   X(cuMemMap, memory, PASS, NONE, PFN_cuMemMap_v10020, (CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags), (ptr, size, offset, handle, flags), ()) \
   X(cuMemUnmap, memory, PASS, TIMED, PFN_cuMemUnmap_v10020, (CUdeviceptr ptr, size_t size), (ptr, size), ()) \
   X(cuMemAddressReserve, memory, PASS, NONE, PFN_cuMemAddressReserve_v10020, (CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr, unsigned long long flags), (ptr, size, alignment, addr, flags), ()) \
   X(cuMemAddressFree, memory, PASS, NONE, PFN_cuMemAddressFree_v10020, (CUdeviceptr ptr, size_t size), (ptr, size), ()) \
-  X(cuIpcOpenMemHandle, memory, ALLOC, NONE, PFN_cuIpcOpenMemHandle_v4010, (CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags), (pdptr, handle, Flags), (MK(ipc), CUDASHIM_OUT(pdptr), 0, CUDASHIM_CUR)) \
-  X(cuIpcOpenMemHandle_v2, memory, ALLOC, NONE, PFN_cuIpcOpenMemHandle_v11000, (CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags), (pdptr, handle, Flags), (MK(ipc), CUDASHIM_OUT(pdptr), 0, CUDASHIM_CUR)) \
+  X(cuIpcOpenMemHandle, memory, ALLOC, NONE, PFN_cuIpcOpenMemHandle_v4010, (CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags), (pdptr, handle, Flags), (MK(ipc), CUDASHIM_OUT(pdptr), 0, CUDASHIM_CUR, 0)) \
+  X(cuIpcOpenMemHandle_v2, memory, ALLOC, NONE, PFN_cuIpcOpenMemHandle_v11000, (CUdeviceptr* pdptr, CUipcMemHandle handle, unsigned int Flags), (pdptr, handle, Flags), (MK(ipc), CUDASHIM_OUT(pdptr), 0, CUDASHIM_CUR, 0)) \
   X(cuIpcCloseMemHandle, memory, FREE, NONE, PFN_cuIpcCloseMemHandle_v4010, (CUdeviceptr dptr), (dptr), (MK(ipc), dptr)) \
-  X(cuMemGetInfo_v2, info, PASS, NONE, PFN_cuMemGetInfo_v3020, (size_t* free, size_t* total), (free, total), ()) \
-  X(cuDeviceTotalMem_v2, info, PASS, NONE, PFN_cuDeviceTotalMem_v3020, (size_t* bytes, CUdevice dev), (bytes, dev), ()) \
+  X(cuMemGetInfo_v2, info, MEMINFO, NONE, PFN_cuMemGetInfo_v3020, (size_t* free, size_t* total), (free, total), (free, total)) \
+  X(cuDeviceTotalMem_v2, info, TOTALMEM, NONE, PFN_cuDeviceTotalMem_v3020, (size_t* bytes, CUdevice dev), (bytes, dev), (bytes, dev)) \
   /* synchronization */ \
   X(cuCtxSynchronize, sync, PASS, BLOCKING, PFN_cuCtxSynchronize_v2000, (void), (), ()) \
   CUDASHIM_DRIVER_HOOKS_13(X) \

@@ -13,13 +13,18 @@
 #include <string>
 #include <vector>
 
-#include "policy/options.h"
+#include "policy/admission.h"
+#include "policy/framework_env.h"
+#include "policy/policy.h"
 #include "recorder/recorder.h"
 #include "shim/cudashim.h"
 #include "shim/log.h"
 #include "shim/report_writer.h"
 
 namespace cudashim::shim {
+
+uint64_t real_total_bytes(int device);
+uint64_t real_free_bytes(int device);
 
 std::atomic<int> g_log_level{1};
 std::atomic<bool> g_inert{false};
@@ -32,23 +37,48 @@ namespace {
 // destructor writes the report.
 recorder::ProcessInfo* g_info = nullptr;
 std::string* g_out_dir = nullptr;
+policy::Policy* g_policy = nullptr;                // the process policy, for the report
+std::vector<policy::AppliedEnv>* g_applied = nullptr;  // framework settings it applied
 bool g_report_enabled = true;
 
 const char* env_get(const char* name) { return std::getenv(name); }
 
 void setup_process() {
-  std::vector<std::string> errors;
-  const policy::Options opts = policy::parse_options(env_get, errors);
-  g_log_level.store(opts.log_level(), std::memory_order_relaxed);
-  for (const std::string& e : errors) log_message(LogLevel::warn, "{}", e);
+  policy::LoadResult loaded = policy::load_policy(env_get);
+  const policy::Policy& p = loaded.policy;
+  g_log_level.store(p.log_level(), std::memory_order_relaxed);
+  // A malformed policy file stops the process before any CUDA work (exit 78,
+  // EX_CONFIG), unless the policy says on_invalid = "warn".
+  for (const std::string& e : loaded.errors)
+    log_message(loaded.stop() ? LogLevel::error : LogLevel::warn, "invalid policy: {}", e);
+  if (loaded.stop()) {
+    log_message(LogLevel::error, "stopping before any CUDA work (exit 78); fix the policy file or set "
+                                 "policy.on_invalid = \"warn\" in it");
+    _exit(78);
+  }
+  for (const std::string& w : loaded.warnings) log_message(LogLevel::warn, "{}", w);
   // AT_SECURE: a setuid/setgid program must not be steered by the environment.
   const bool secure = getauxval(AT_SECURE) != 0;
-  g_inert.store(opts.disable() || secure, std::memory_order_relaxed);
-  g_report_enabled = opts.report() && !opts.disable() && !secure;
+  const bool inert = p.flag(policy::Setting::DISABLE) || secure;
+  g_inert.store(inert, std::memory_order_relaxed);
+  g_report_enabled = p.flag(policy::Setting::REPORT) && !inert;
   if (g_out_dir == nullptr) g_out_dir = new std::string;
   if (g_info == nullptr) g_info = new recorder::ProcessInfo;
-  *g_out_dir = opts.OUT;
+  if (g_policy == nullptr) g_policy = new policy::Policy;
+  if (g_applied == nullptr) g_applied = new std::vector<policy::AppliedEnv>;
+  *g_policy = p;
+  *g_out_dir = p.get(policy::Setting::OUT);
   recorder::capture_process_info(*g_info);
+  if (inert) {
+    policy::configure_admission(policy::load_policy([](const char*) -> const char* { return nullptr; }, "").policy,
+                                {nullptr, nullptr});
+    return;
+  }
+  policy::configure_admission(p, {real_total_bytes, real_free_bytes});
+  const auto applied = policy::apply_framework_env(p);
+  for (const auto& a : applied)
+    log_message(LogLevel::info, "policy set {}={}{}", a.name, a.value, a.forced ? " (replacing the job's value)" : "");
+  *g_applied = applied;
 }
 
 // A forked child (a DataLoader worker) starts with clean counters and its own
@@ -61,7 +91,8 @@ void after_fork_child() {
 int write_report_to(const std::string& path) {
   try {
     if (g_info == nullptr) return -EINVAL;
-    return write_file_atomically(path, recorder::render_report_json(*g_info));
+    const std::string policy_json = g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "";
+    return write_file_atomically(path, recorder::render_report_json(*g_info, policy_json));
   } catch (const std::exception&) {
     return -ENOMEM;
   }

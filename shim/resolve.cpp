@@ -6,7 +6,9 @@
 
 #include <cstring>
 
+#include "policy/admission.h"
 #include "recorder/events.h"
+#include "recorder/ledger.h"
 #include "recorder/mem_kind.h"
 #include "recorder/thread_slots.h"
 #include "shim/log.h"
@@ -127,6 +129,16 @@ int device_for(int device, unsigned long long key) {
       return ordinal;
   }
   return 0;
+}
+
+void note_denied(HookId id, int device, unsigned long long bytes) {
+  static std::atomic<uint64_t> denials{0};
+  const uint64_t n = denials.fetch_add(1, std::memory_order_relaxed);
+  if (n >= 5 && n % 1000 != 0) return;
+  log_message(LogLevel::warn,
+              "policy denied {} of {} bytes on device {}: {} of {} bytes in use against the cap; returned "
+              "CUDA_ERROR_OUT_OF_MEMORY ({} denials so far)",
+              hook_info(id).name, bytes, device, recorder::ledger_capped_bytes(device), policy::cap_of(device), n + 1);
 }
 
 void note_missing_real(HookId id) {

@@ -44,6 +44,9 @@ void adopt_driver_from(const void* real_resolver);
 // kCurrentDevice, then the current context's device (or the pointer's, or 0).
 int device_for(int device, unsigned long long key);
 
+// Logs a policy denial (rate-limited: the first few, then every 1000th).
+void note_denied(HookId id, int device, unsigned long long bytes);
+
 // Logs (once per hook) that a wrapper was called with no real function behind it.
 void note_missing_real(HookId id);
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <type_traits>
 
+#include "policy/admission.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/hook_catalog.h"
@@ -16,7 +17,18 @@
 
 #define CUDASHIM_PRE_PASS(...)
 #define CUDASHIM_PRE_RESOLVE(...)
-#define CUDASHIM_PRE_ALLOC(...)
+#define CUDASHIM_PRE_MEMINFO(...)
+#define CUDASHIM_PRE_TOTALMEM(...)
+// Allocation: the policy admits (and charges) before the real call; a refusal is
+// CUDA_ERROR_OUT_OF_MEMORY on every path, the one code frameworks recover from.
+#define CUDASHIM_PRE_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES)                                         \
+  const int dev_ = ::cudashim::shim::device_for(DEVICE, 0);                                             \
+  const unsigned long long charged_ = (PRE_BYTES);                                                      \
+  if (::cudashim::policy::admit(kId, KIND, dev_, charged_) != ::cudashim::policy::Verdict::admit) {     \
+    ::cudashim::shim::note_denied(kId, dev_, charged_);                                                 \
+    scope.finish(CUDA_ERROR_OUT_OF_MEMORY, 0);                                                          \
+    return CUDA_ERROR_OUT_OF_MEMORY;                                                                    \
+  }
 #define CUDASHIM_PRE_COPY(...)
 #define CUDASHIM_PRE_FREE(KIND, KEY) ::cudashim::recorder::record_free(KIND, static_cast<unsigned long long>(KEY));
 
@@ -24,11 +36,15 @@
 #define CUDASHIM_POST_RESOLVE(...)
 #define CUDASHIM_POST_FREE(...)
 #define CUDASHIM_POST_COPY(BYTES) scope.add_bytes(BYTES);
-#define CUDASHIM_POST_ALLOC(KIND, KEY, BYTES, DEVICE)                                                     \
-  if (r == 0) {                                                                                           \
-    const unsigned long long key_ = (KEY);                                                                \
-    ::cudashim::recorder::record_alloc(KIND, key_, BYTES, ::cudashim::shim::device_for(DEVICE, key_)); \
-  }
+#define CUDASHIM_POST_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES)      \
+  if (r == 0)                                                          \
+    ::cudashim::policy::commit(KIND, KEY, BYTES, charged_, dev_);      \
+  else                                                                 \
+    ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);
+#define CUDASHIM_POST_MEMINFO(FREE, TOTAL) \
+  if (r == 0) ::cudashim::policy::cap_mem_info(::cudashim::shim::device_for(::cudashim::kCurrentDevice, 0), FREE, TOTAL);
+#define CUDASHIM_POST_TOTALMEM(BYTES, DEV) \
+  if (r == 0) ::cudashim::policy::cap_total_mem(DEV, BYTES);
 
 // The body of a wrapper named NAME whose real function has type FN_TYPE.
 #define CUDASHIM_WRAPPER_BODY(NAME, KIND, TIMING, FN_TYPE, MISSING, ARGS, REC)                         \

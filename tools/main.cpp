@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "policy/options.h"
+#include "policy/policy.h"
 #include "shim/hook_catalog.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
@@ -31,9 +31,13 @@ int cmd_hooks(bool names_only, bool markdown) {
   using namespace cudashim;
   if (markdown) std::cout << "| ABI symbol | Layer | Family | Recorded | Timing |\n|---|---|---|---|---|\n";
   for (const HookInfo& h : kHooks) {
-    static constexpr const char* kKinds[] = {"calls, errors", "calls, errors, ledger entry (after success)",
+    static constexpr const char* kKinds[] = {"calls, errors",
+                                             "calls, errors; admitted by the allocator policy, then a ledger entry",
                                              "calls, errors, ledger entry removed (before the call)",
-                                             "calls, errors, bytes", "calls; wrapper of the exact ABI returned"};
+                                             "calls, errors, bytes",
+                                             "calls; wrapper of the exact ABI returned",
+                                             "calls, errors; free/total capped by the policy",
+                                             "calls, errors; total capped by the policy"};
     static constexpr const char* kTiming[] = {"none", "blocking (wall time, blocked_ns)", "timed (time_ns)"};
     const char* rec = kKinds[static_cast<int>(h.kind)];
     const char* tim = kTiming[static_cast<int>(h.timing)];
@@ -50,12 +54,34 @@ int cmd_hooks(bool names_only, bool markdown) {
 int cmd_options(bool markdown) {
   using namespace cudashim::policy;
   if (markdown) {
-    std::cout << options_markdown();
+    std::cout << settings_markdown();
     return 0;
   }
-  for (int i = 0; i < kOptionCount; ++i)
-    std::cout << fmt::format("CUDASHIM_{:<12} {:<9} default {:<6} {}\n", kOptionRows[i].name, kOptionRows[i].type,
-                             kOptionRows[i].default_value, kOptionRows[i].doc);
+  for (int i = 0; i < kSettingCount; ++i) {
+    const SettingRow& r = kSettingRows[i];
+    std::cout << fmt::format("CUDASHIM_{:<20} {:<36} default '{}'\n    {}\n", r.name,
+                             *r.toml_key ? r.toml_key : "(environment only)", r.default_value, r.doc);
+  }
+  return 0;
+}
+
+// `cudashim policy check FILE`: validate a policy file and print the effective policy
+// (defaults, /etc/cudashim/policy.toml unless FILE is it, FILE, then the environment).
+int cmd_policy_check(const std::string& file) {
+  using namespace cudashim::policy;
+  LoadResult r = load_policy([](const char* n) -> const char* {
+    return std::string_view(n) == "CUDASHIM_POLICY" ? nullptr : std::getenv(n);
+  });
+  apply_file(r, file, file == "/etc/cudashim/policy.toml");
+  for (const auto& e : r.errors) fmt::print(stderr, "error: {}\n", e);
+  for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
+  if (!r.errors.empty()) {
+    fmt::print(stderr, "{}: invalid; a job would stop before any CUDA work (exit 78){}\n", file,
+               r.stop() ? "" : ", but this policy says on_invalid = \"warn\": it would run without it");
+    return 78;
+  }
+  std::cout << "# effective policy: defaults, /etc/cudashim/policy.toml, " << file << ", CUDASHIM_* environment\n"
+            << describe(r.policy);
   return 0;
 }
 
@@ -85,13 +111,20 @@ int main(int argc, char** argv) {
   hooks_cmd->add_flag("--markdown", hooks_md, "a Markdown table (docs/hooks.md)");
 
   bool options_md = false;
-  auto* options_cmd = app.add_subcommand("options", "list the CUDASHIM_* environment options");
+  auto* options_cmd = app.add_subcommand("options", "list every setting: CUDASHIM_* variable, policy file key, default");
   options_cmd->add_flag("--markdown", options_md, "a Markdown table (docs/options.md)");
+
+  std::string policy_file;
+  auto* policy_cmd = app.add_subcommand("policy", "policy files");
+  policy_cmd->require_subcommand(1);
+  auto* policy_check = policy_cmd->add_subcommand("check", "validate a policy file and print the effective policy");
+  policy_check->add_option("file", policy_file, "the TOML policy file")->required();
 
   CLI11_PARSE(app, argc, argv);
   if (*run_cmd) return cudashim::tools::run_command(run);
   if (*report_cmd) return cmd_report(report_paths, report_json);
   if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
   if (*options_cmd) return cmd_options(options_md);
+  if (*policy_check) return cmd_policy_check(policy_file);
   return 2;
 }

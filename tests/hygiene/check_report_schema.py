@@ -9,8 +9,8 @@ import json
 import re
 import sys
 
-PLACEHOLDER_PARENTS = {"api": "<ABI>", "kinds": "<kind>", "interposition": "<event>"}
-TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None)}
+PLACEHOLDER_PARENTS = {"api": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>"}
+TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None), "boolean": bool}
 
 
 def load_schema(doc):
@@ -26,7 +26,7 @@ def type_ok(value, spec):
     for alt in re.split(r"\s+or\s+", spec):
         alt = alt.replace("array of string", "array")
         t = TYPES.get(alt.strip())
-        if t is int and isinstance(value, bool):
+        if t is int and isinstance(value, bool):  # JSON true is not an integer
             continue
         if t is not None and isinstance(value, t):
             return True

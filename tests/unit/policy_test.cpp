@@ -1,0 +1,241 @@
+// policy_test.cpp: the settings table, policy files, locks, and admission.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "policy/admission.h"
+#include "policy/policy.h"
+#include "recorder/recorder.h"
+
+using namespace cudashim;
+using namespace cudashim::policy;
+
+namespace {
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+// A policy file written for one test; removed at scope exit.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& text) {
+    char tmpl[] = "/tmp/cudashim-policy-XXXXXX";
+    const int fd = mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    path = tmpl;
+    REQUIRE(write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()));
+    close(fd);
+  }
+  ~TempFile() { unlink(path.c_str()); }
+};
+
+LoadResult load(const std::string& admin = "") { return load_policy(fake_getenv, admin); }
+}  // namespace
+
+TEST_CASE("defaults come from the table", "[policy]") {
+  g_env.clear();
+  const LoadResult r = load();
+  CHECK(r.errors.empty());
+  CHECK(r.warnings.empty());
+  CHECK(r.policy.get(Setting::OUT) == ".");
+  CHECK(r.policy.flag(Setting::REPORT));
+  CHECK_FALSE(r.policy.mem_cap().set());
+  CHECK(r.policy.managed() == Managed::allow);
+  CHECK(r.policy.log_level() == 1);
+  CHECK(r.policy.origin[static_cast<int>(Setting::OUT)] == "default");
+}
+
+TEST_CASE("memory sizes: units, fractions, percentages, garbage", "[policy]") {
+  MemSize m;
+  REQUIRE(parse_memsize("8GiB", m));
+  CHECK(m.bytes == 8ull << 30);
+  REQUIRE(parse_memsize("512 MiB", m));
+  CHECK(m.bytes == 512ull << 20);
+  REQUIRE(parse_memsize("1.5e9", m));
+  CHECK(m.bytes == 1500000000ull);
+  REQUIRE(parse_memsize("1073741824", m));
+  CHECK(m.bytes == 1ull << 30);
+  REQUIRE(parse_memsize("0.5", m));
+  CHECK(m.fraction == 0.5);
+  CHECK(m.resolve(1000) == 500);
+  REQUIRE(parse_memsize("25%", m));
+  CHECK(m.fraction == 0.25);
+  for (const char* bad : {"", "lots", "-1GiB", "8 parsecs", "nan", "inf", "0", "200%", "1e40"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_memsize(bad, m));
+  }
+}
+
+TEST_CASE("the environment overrides, and garbage falls back with a clear warning", "[policy]") {
+  g_env = {{"CUDASHIM_MEM_CAP", "8GiB"}, {"CUDASHIM_MANAGED", "deny"}, {"CUDASHIM_LOG_LEVEL", "loud"},
+           {"CUDASHIM_REPORT", "maybe"}};
+  const LoadResult r = load();
+  CHECK(r.errors.empty());
+  CHECK(r.policy.mem_cap().bytes == 8ull << 30);
+  CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == "CUDASHIM_MEM_CAP");
+  CHECK(r.policy.managed() == Managed::deny);
+  REQUIRE(r.warnings.size() == 2);
+  CHECK(r.warnings[0] == "CUDASHIM_REPORT: CUDASHIM_REPORT='maybe' is not valid: use 1 or 0 (true/false, yes/no, "
+                         "on/off); using '1'");
+  CHECK(r.warnings[1].find("CUDASHIM_LOG_LEVEL='loud' is not valid: use off, error, warn, info or debug") !=
+        std::string::npos);
+  CHECK(r.policy.log_level() == 1);
+}
+
+TEST_CASE("a policy file sets values; a malformed one is an error at line:column", "[policy]") {
+  g_env.clear();
+  SECTION("good file") {
+    TempFile f("[memory]\ncap = \"6GiB\"\nmanaged = \"warn\"\n[framework]\npytorch_cuda_alloc_conf = \"expandable_segments:True\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    CHECK(r.errors.empty());
+    CHECK(r.policy.mem_cap().bytes == 6ull << 30);
+    CHECK(r.policy.managed() == Managed::warn);
+    CHECK(r.policy.get(Setting::PYTORCH_ALLOC_CONF) == "expandable_segments:True");
+    CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == f.path + ":2:7");
+  }
+  SECTION("TOML syntax error") {
+    TempFile f("[memory]\ncap = \"6GiB\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind(f.path + ":2:", 0) == 0);
+    CHECK(r.stop());
+  }
+  SECTION("unknown key and bad value, each at its own position") {
+    TempFile f("[memory]\ncapp = \"6GiB\"\nmanaged = \"sometimes\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.errors[0] == f.path + ":2:8: unknown setting 'memory.capp' (see `cudashim options` for the list)");
+    CHECK(r.errors[1] == f.path + ":3:11: memory.managed='sometimes' is not valid: use allow, warn, deny");
+    CHECK(r.stop());
+  }
+  SECTION("on_invalid = warn keeps the job running without the bad setting") {
+    TempFile f("[policy]\non_invalid = \"warn\"\n[memory]\ncap = \"a lot\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK_FALSE(r.stop());
+    CHECK_FALSE(r.policy.mem_cap().set());
+  }
+  SECTION("a missing file") {
+    g_env["CUDASHIM_POLICY"] = "/nonexistent/policy.toml";
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/nonexistent/policy.toml", 0) == 0);
+  }
+}
+
+TEST_CASE("a locked administrator policy can be tightened, never loosened", "[policy]") {
+  TempFile admin("[policy]\nlocked = true\n[memory]\ncap = \"8GiB\"\nmanaged = \"warn\"\n[framework]\ncuda_module_loading = \"LAZY\"\n");
+  SECTION("the environment lowers the cap and tightens managed: taken") {
+    g_env = {{"CUDASHIM_MEM_CAP", "4GiB"}, {"CUDASHIM_MANAGED", "deny"}};
+    const LoadResult r = load(admin.path);
+    CHECK(r.warnings.empty());
+    CHECK(r.policy.mem_cap().bytes == 4ull << 30);
+    CHECK(r.policy.managed() == Managed::deny);
+  }
+  SECTION("the environment raises the cap, allows managed, unlocks, changes a fixed setting: refused") {
+    g_env = {{"CUDASHIM_MEM_CAP", "16GiB"}, {"CUDASHIM_MANAGED", "allow"}, {"CUDASHIM_LOCKED", "0"},
+             {"CUDASHIM_MODULE_LOADING", "EAGER"}, {"CUDASHIM_DISABLE", "1"}};
+    const LoadResult r = load(admin.path);
+    CHECK(r.policy.mem_cap().bytes == 8ull << 30);
+    CHECK(r.policy.managed() == Managed::warn);
+    CHECK(r.policy.flag(Setting::LOCKED));
+    CHECK(r.policy.get(Setting::MODULE_LOADING) == "LAZY");
+    CHECK_FALSE(r.policy.flag(Setting::DISABLE));
+    REQUIRE(r.warnings.size() == 4);
+    CHECK(r.warnings[0].find("CUDASHIM_DISABLE is fixed by the administrator") != std::string::npos);
+    CHECK(r.warnings[1].find("CUDASHIM_MEM_CAP '17179869184' is not tighter than '8589934592'") != std::string::npos);
+  }
+  SECTION("a user file cannot remove the cap or unlock") {
+    TempFile user("[policy]\nlocked = false\n[memory]\ncap = \"\"\n");
+    g_env = {{"CUDASHIM_POLICY", user.path}};
+    const LoadResult r = load(admin.path);
+    CHECK(r.policy.mem_cap().bytes == 8ull << 30);
+    CHECK(r.policy.flag(Setting::LOCKED));
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0].find("would remove the cap") != std::string::npos);
+  }
+}
+
+namespace {
+uint64_t fake_total(int) { return 1000; }
+uint64_t fake_free(int) { return 300; }
+}  // namespace
+
+TEST_CASE("admission: caps on every kind that uses device memory, exact under threads", "[policy][admission]") {
+  recorder::reset_all();
+  g_env = {{"CUDASHIM_MEM_CAP", "0.5"}};  // half of fake_total = 500 bytes
+  configure_admission(load().policy, {fake_total, fake_free});
+  CHECK(cap_of(0) == 500);
+  SECTION("allocations until the cap, then CUDA_ERROR_OUT_OF_MEMORY semantics") {
+    CHECK(admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 200) == Verdict::admit);
+    commit(MemKind::device, 0x1000, 200, 200, 0);
+    CHECK(admit(HookId::cuMemAllocAsync, MemKind::async, 0, 200) == Verdict::admit);
+    commit(MemKind::async, 0x2000, 200, 200, 0);
+    CHECK(admit(HookId::cuMemCreate, MemKind::vmm_device, 0, 200) == Verdict::deny_cap);
+    CHECK(admit(HookId::cuMemAllocHost_v2, MemKind::host_pinned, kHostDevice, 10000) == Verdict::admit);
+    size_t free = 700, total = 1000;
+    cap_mem_info(0, &free, &total);
+    CHECK(total == 500);
+    CHECK(free == 100);
+    cap_mem_info(0, nullptr, nullptr);  // OptiX passes NULL (rule 5)
+    recorder::record_free(MemKind::device, 0x1000);
+    CHECK(admit(HookId::cuMemCreate, MemKind::vmm_device, 0, 200) == Verdict::admit);
+  }
+  SECTION("free is never negative once usage passed the cap") {
+    CHECK(admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 500) == Verdict::admit);
+    size_t free = 900, total = 1000;
+    cap_mem_info(0, &free, &total);
+    CHECK(free == 0);
+  }
+  SECTION("a failed real allocation gives its charge back") {
+    CHECK(admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 400) == Verdict::admit);
+    rollback(HookId::cuMemAlloc_v2, MemKind::device, 0, 400, 2);
+    CHECK(recorder::ledger_capped_bytes(0) == 0);
+  }
+  SECTION("32 threads allocating against one cap never exceed it") {
+    std::vector<std::thread> ts;
+    std::atomic<int> admitted{0};
+    for (int t = 0; t < 32; ++t)
+      ts.emplace_back([&] {
+        for (int i = 0; i < 1000; ++i)
+          if (admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 7) == Verdict::admit) admitted++;
+      });
+    for (auto& t : ts) t.join();
+    CHECK(admitted == 500 / 7);
+    CHECK(recorder::ledger_capped_bytes(0) == (500 / 7) * 7);
+  }
+}
+
+TEST_CASE("admission: managed memory rules", "[policy][admission]") {
+  recorder::reset_all();
+  SECTION("deny") {
+    g_env = {{"CUDASHIM_MANAGED", "deny"}};
+    configure_admission(load().policy, {fake_total, fake_free});
+    CHECK(admit(HookId::cuMemAllocManaged, MemKind::managed, 0, 10) == Verdict::deny_managed);
+    CHECK(admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 10) == Verdict::admit);
+  }
+  SECTION("the oversubscription guard refuses more than the device has free") {
+    g_env.clear();
+    configure_admission(load().policy, {fake_total, fake_free});
+    CHECK(admit(HookId::cuMemAllocManaged, MemKind::managed, 0, 301) == Verdict::deny_oversubscription);
+    CHECK(admit(HookId::cuMemAllocManaged, MemKind::managed, 0, 300) == Verdict::admit);
+  }
+}
+
+TEST_CASE("the settings table documents every setting", "[policy]") {
+  const std::string md = settings_markdown();
+  for (int i = 0; i < kSettingCount; ++i)
+    CHECK(md.find(std::string("`CUDASHIM_") + kSettingRows[i].name + "`") != std::string::npos);
+}
