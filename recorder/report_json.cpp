@@ -111,7 +111,7 @@ void capture_process_info(ProcessInfo& info) {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   info.start_unix_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-  info.start_mono_ns = now_ns();
+  info.start_mono_ns = monotonic_ns();
 }
 
 bool has_activity() {
@@ -138,7 +138,7 @@ std::string render_report_json(const ProcessInfo& info, const std::string& extra
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   const uint64_t end_unix = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-  const uint64_t wall = now_ns() - info.start_mono_ns;
+  const uint64_t wall = monotonic_ns() - info.start_mono_ns;
 
   app(out, "{{\n  \"schema\": \"cudashim.report/1\",\n  \"cudashim_version\": \"{}\",\n", CUDASHIM_VERSION);
   app(out, "  \"process\": {{\"pid\": {}, \"ppid\": {}, \"rank\": ", info.pid, info.ppid);
@@ -171,8 +171,8 @@ std::string render_report_json(const ProcessInfo& info, const std::string& extra
     app(out, "{}\n    \"{}\": {{\"family\": \"{}\", \"layer\": \"{}\", \"calls\": {}, \"errors\": {}", first ? "" : ",", hi.name,
         hi.family, hi.runtime ? "runtime" : "driver", t.calls[h], t.errors[h]);
     if (t.last_error[h] != 0) app(out, ", \"last_error\": {}", t.last_error[h]);
-    if (hi.timing == Timing::BLOCKING) app(out, ", \"blocked_ns\": {}", t.time_ns[h]);
-    if (hi.timing == Timing::TIMED) app(out, ", \"time_ns\": {}", t.time_ns[h]);
+    if (hi.timing == Timing::BLOCKING) app(out, ", \"blocked_ns\": {}", ticks_to_ns(t.time_ns[h]));
+    if (hi.timing == Timing::TIMED) app(out, ", \"time_ns\": {}", ticks_to_ns(t.time_ns[h]));
     if (hi.kind == RecKind::COPY) app(out, ", \"bytes\": {}", t.bytes[h]);
     out += "}";
     first = false;
@@ -187,7 +187,8 @@ std::string render_report_json(const ProcessInfo& info, const std::string& extra
   if (libcuda.empty()) out += "null"; else json_string(out, libcuda);
   out += "},\n";
 
-  app(out, "  \"blocking\": {{\"blocked_ns\": {}, \"wall_ns\": {}}},\n", t.blocked_outer_ns, wall);
+  app(out, "  \"blocking\": {{\"blocked_ns\": {}, \"wall_ns\": {}, \"clock\": \"{}\"}},\n",
+      ticks_to_ns(t.blocked_outer_ns), wall, g_clock_uses_tsc ? "tsc" : "monotonic");
 
   // memory: the ledger, per device (host memory under device "host").
   DeviceStats devs[kMaxDevices + 1];

@@ -15,7 +15,7 @@ namespace cudashim::recorder {
 struct HookCounters {
   std::atomic<uint64_t> calls;
   std::atomic<uint64_t> errors;
-  std::atomic<uint64_t> time_ns;  // wall time inside the real call (timed rows only)
+  std::atomic<uint64_t> time_ns;  // wall time inside the real call, in clock ticks (timed rows only)
   std::atomic<uint64_t> bytes;    // bytes copied or set (copy rows)
   std::atomic<uint64_t> last_error;  // the last non-zero result code (0 = none yet)
 };

@@ -16,6 +16,7 @@
 #include "policy/admission.h"
 #include "policy/framework_env.h"
 #include "policy/policy.h"
+#include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/cudashim.h"
 #include "shim/log.h"
@@ -99,6 +100,7 @@ int write_report_to(const std::string& path) {
 }
 
 __attribute__((constructor)) void cudashim_start() {
+  clock_init();
   setup_process();
   pthread_atfork(nullptr, nullptr, after_fork_child);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);

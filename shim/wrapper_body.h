@@ -57,9 +57,9 @@
   ::cudashim::recorder::CallScope scope(kId);                                                       \
   CUDASHIM_PRE_##KIND REC;                                                                          \
   constexpr bool kTimed = ::cudashim::Timing::TIMING != ::cudashim::Timing::NONE;                 \
-  const uint64_t t0 = kTimed ? ::cudashim::now_ns() : 0;                                            \
+  const uint64_t t0 = kTimed ? ::cudashim::now_ticks() : 0;                                            \
   const auto r = real ARGS;                                                                         \
-  const uint64_t dt = kTimed ? ::cudashim::now_ns() - t0 : 0;                                       \
+  const uint64_t dt = kTimed ? ::cudashim::now_ticks() - t0 : 0;                                       \
   CUDASHIM_POST_##KIND REC;                                                                         \
   scope.finish(static_cast<uint64_t>(r), dt);                                                                         \
   return r;
