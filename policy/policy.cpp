@@ -44,6 +44,7 @@ std::string accepted_text(const SettingRow& row) {
   const std::string_view t = row.type;
   if (t == "bool") return "1 or 0 (true/false, yes/no, on/off)";
   if (t == "loglevel") return "off, error, warn, info or debug";
+  if (t == "count") return "a whole number from 0 to 1000000000";
   if (t == "memsize") return "bytes with a unit (8GiB, 512MiB, 1.5e9) or a fraction of the device's memory (0.5 or 50%)";
   if (t.rfind("choice:", 0) == 0) {
     std::string s;
@@ -68,6 +69,13 @@ bool normalize(const SettingRow& row, const std::string& raw, std::string& out) 
       if (raw == l) return out = l, true;
     if (raw == "warning") return out = "warn", true;
     return false;
+  }
+  if (t == "count") {
+    if (raw.empty() || raw.size() > 10 || raw.find_first_not_of("0123456789") != std::string::npos) return false;
+    const unsigned long long v = std::stoull(raw);
+    if (v > 1000000000ull) return false;
+    out = std::to_string(v);
+    return true;
   }
   if (t == "memsize") {
     if (raw.empty()) return out = "", true;

@@ -18,7 +18,10 @@ namespace cudashim::recorder {
   E(real_conflicts, "a second copy of a library offered another real function: passed through")   \
   E(dlopen_calls, "dlopen and dlmopen calls")                                                      \
   E(libcuda_dlopen_requests, "dlopen calls asking for libcuda (loaded or not: no driver is a finding)")                                                      \
-  E(dlclose_calls, "dlclose calls")
+  E(dlclose_calls, "dlclose calls")                                                                \
+  E(blocking_streams_created, "streams created without CU_STREAM_NON_BLOCKING (they wait on the legacy stream)") \
+  E(blocking_sync_flag, "contexts created or configured with CU_CTX_BLOCKING_SYNC (cudaDeviceBlockingSync)") \
+  E(launch_blocking_env, "CUDA_LAUNCH_BLOCKING=1 was set when the process started")
 
 enum class Event : uint8_t {
 #define CUDASHIM_EVENT_ID(name, doc) name,

@@ -40,6 +40,7 @@ class CallScope {
   // Adds bytes moved by a copy or memset.
   void add_bytes(uint64_t bytes) { bump(ts_, ts_.slot->hooks[static_cast<size_t>(id_)].bytes, bytes); }
   bool outermost() const { return outermost_; }
+  ThreadState& thread() const { return ts_; }
 
  private:
   ThreadState& ts_;

@@ -8,7 +8,7 @@
 
 namespace cudashim::recorder {
 
-__thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
+__thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, 0, 0};
 
 namespace {
 // Zero-initialized BSS: pages are touched only by threads that exist.
@@ -43,6 +43,7 @@ void sum_slots(CounterTotals& out) {
       if (const uint64_t e = slot.hooks[h].last_error.load(std::memory_order_relaxed)) out.last_error[h] = e;
     }
     out.blocked_outer_ns += slot.blocked_outer_ns.load(std::memory_order_relaxed);
+    out.legacy_stream_launches += slot.legacy_stream_launches.load(std::memory_order_relaxed);
   }
   out.threads = used;
 }
@@ -60,6 +61,7 @@ void reset_slots() {
       h.last_error.store(0, std::memory_order_relaxed);
     }
     slot.blocked_outer_ns.store(0, std::memory_order_relaxed);
+    slot.legacy_stream_launches.store(0, std::memory_order_relaxed);
   }
 }
 

@@ -22,7 +22,8 @@ struct HookCounters {
 
 struct ThreadSlot {
   HookCounters hooks[kHookCount];
-  std::atomic<uint64_t> blocked_outer_ns;  // blocked time of outermost hooks only
+  std::atomic<uint64_t> blocked_outer_ns;        // blocked ticks of outermost hooks only
+  std::atomic<uint64_t> legacy_stream_launches;  // launches on the legacy default stream
   std::atomic<uint32_t> tid;
   bool shared;  // the overflow slot: updated with fetch_add
 };
@@ -33,7 +34,9 @@ inline constexpr uint32_t kMaxThreadSlots = 512;
 struct ThreadState {
   ThreadSlot* slot;
   uint32_t depth;
-  uint32_t internal;  // >0 while cudashim's own code runs: hooks pass straight through
+  uint32_t internal;         // >0 while cudashim's own code runs: hooks pass straight through
+  uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
+  uint64_t readback_ticks;   // when this thread last did a small device-to-host copy (0 = none pending)
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS
@@ -66,6 +69,7 @@ struct CounterTotals {
   uint64_t bytes[kHookCount];
   uint64_t last_error[kHookCount];
   uint64_t blocked_outer_ns;
+  uint64_t legacy_stream_launches;
   uint32_t threads;
 };
 void sum_slots(CounterTotals& out);

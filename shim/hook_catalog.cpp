@@ -40,8 +40,9 @@ static_assert(names_unique(), "hook_table.h lists an ABI name twice");
 }  // namespace
 
 HookId find_hook(std::string_view name) {
-  // Every hooked name starts with "cu"; most dlsym traffic (Python's PyInit_*) does not.
-  if (name.size() < 3 || name[0] != 'c' || name[1] != 'u') return HookId::kCount;
+  // Every hooked name starts with "cu" or "__cu"; most dlsym traffic (Python's PyInit_*) does not.
+  const size_t skip = name.size() > 2 && name[0] == '_' && name[1] == '_' ? 2 : 0;
+  if (name.size() < skip + 3 || name[skip] != 'c' || name[skip + 1] != 'u') return HookId::kCount;
   size_t b = fnv1a(name) & (kBuckets - 1);
   for (size_t probe = 0; probe < kBuckets; ++probe, b = (b + 1) & (kBuckets - 1)) {
     const uint16_t v = kIndex[b];

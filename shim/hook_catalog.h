@@ -12,7 +12,12 @@ namespace cudashim {
 
 // RESOLVE rows (cuGetProcAddress) have hand-written wrappers; they record like PASS.
 // MEMINFO and TOTALMEM rows record like PASS; their results are capped by the policy.
-enum class RecKind : uint8_t { PASS, ALLOC, FREE, COPY, RESOLVE, MEMINFO, TOTALMEM };
+// LAUNCH rows count launches on the legacy default stream; CTXFLAGS rows note
+// CU_CTX_BLOCKING_SYNC.
+enum class RecKind : uint8_t { PASS, ALLOC, FREE, COPY, RESOLVE, MEMINFO, TOTALMEM, LAUNCH, CTXFLAGS, STREAM };
+
+// Which way a copy goes (for read-back and pageable-memory findings).
+enum class CopyDir : uint8_t { UNKNOWN, H2D, D2H, D2D, MEMSET };
 enum class Timing : uint8_t { NONE, BLOCKING, TIMED };
 
 // HookId: one value per exact ABI symbol, driver rows first, then runtime rows.
@@ -30,12 +35,20 @@ struct HookInfo {
   const char* family;  // memory, sync, copy, launch, stream, context, module, resolve, info
   RecKind kind;
   Timing timing;
-  bool runtime;  // a libcudart entry point (else a libcuda one)
+  bool runtime;     // a libcudart entry point (else a libcuda one)
+  bool per_thread;  // a _ptsz/_ptds ABI: stream 0 means the per-thread default stream
 };
 
+// True when `name` ends in _ptsz or _ptds.
+constexpr bool is_per_thread_name(std::string_view name) {
+  return name.size() > 5 && (name.substr(name.size() - 5) == "_ptsz" || name.substr(name.size() - 5) == "_ptds");
+}
+
 inline constexpr HookInfo kHooks[kHookCount] = {
-#define CUDASHIM_DRV_INFO(NAME, FAMILY, KIND, TIMING, ...) {#NAME, #FAMILY, RecKind::KIND, Timing::TIMING, false},
-#define CUDASHIM_RT_INFO(NAME, FAMILY, KIND, TIMING, ...) {#NAME, #FAMILY, RecKind::KIND, Timing::TIMING, true},
+#define CUDASHIM_DRV_INFO(NAME, FAMILY, KIND, TIMING, ...) \
+  {#NAME, #FAMILY, RecKind::KIND, Timing::TIMING, false, is_per_thread_name(#NAME)},
+#define CUDASHIM_RT_INFO(NAME, FAMILY, KIND, TIMING, ...) \
+  {#NAME, #FAMILY, RecKind::KIND, Timing::TIMING, true, is_per_thread_name(#NAME)},
     CUDASHIM_DRIVER_HOOKS(CUDASHIM_DRV_INFO) CUDASHIM_RUNTIME_HOOKS(CUDASHIM_RT_INFO)
 #undef CUDASHIM_DRV_INFO
 #undef CUDASHIM_RT_INFO

@@ -32,6 +32,13 @@
 #define CUDASHIM_VMM_KIND(prop) ((prop) && (prop)->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? ::cudashim::MemKind::vmm_device : ::cudashim::MemKind::vmm_host)
 #define CUDASHIM_VMM_DEV(prop) ((prop) && (prop)->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? (prop)->location.id : ::cudashim::kHostDevice)
 #define CUDASHIM_CUR ::cudashim::kCurrentDevice
+// The direction of a runtime copy from its cudaMemcpyKind, and its host-side pointer.
+#define CUDASHIM_RT_DIR(kind)                                                   \
+  ((kind) == cudaMemcpyHostToDevice   ? ::cudashim::CopyDir::H2D                 \
+   : (kind) == cudaMemcpyDeviceToHost ? ::cudashim::CopyDir::D2H                 \
+   : (kind) == cudaMemcpyDeviceToDevice ? ::cudashim::CopyDir::D2D : ::cudashim::CopyDir::UNKNOWN)
+#define CUDASHIM_RT_HOST(kind, dst, src) \
+  ((kind) == cudaMemcpyHostToDevice ? (src) : (kind) == cudaMemcpyDeviceToHost ? static_cast<const void*>(dst) : nullptr)
 #define MK(k) ::cudashim::MemKind::k
 
 #if CUDA_VERSION >= 13000
@@ -86,56 +93,56 @@
   X(cuEventQuery, sync, PASS, NONE, PFN_cuEventQuery_v2000, (CUevent hEvent), (hEvent), ()) \
   CUDASHIM_PT2(X, cuStreamWaitEvent, _ptsz, sync, PASS, NONE, PFN_cuStreamWaitEvent_v3020, (CUstream hStream, CUevent hEvent, unsigned int Flags), (hStream, hEvent, Flags), ()) \
   /* copies: synchronous ones block (BLOCKING), async ones are timed to catch those that run synchronously */ \
-  CUDASHIM_PT2(X, cuMemcpy, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyAsync, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyAsync_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream), (dst, src, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyPeer, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyPeer_v4000, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount), (dstDevice, dstContext, srcDevice, srcContext, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyPeerAsync, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyPeerAsync_v4000, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream), (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyHtoD_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyHtoD_v3020, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount), (dstDevice, srcHost, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyDtoH_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyDtoH_v3020, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyDtoD_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyDtoD_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount), (dstDevice, srcDevice, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyHtoDAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyHtoDAsync_v3020, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream), (dstDevice, srcHost, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyDtoHAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyDtoHAsync_v3020, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), (dstHost, srcDevice, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyDtoDAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyDtoDAsync_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), (dstDevice, srcDevice, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpy2D_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy2D_v3020, (const CUDA_MEMCPY2D* pCopy), (pCopy), (CUDASHIM_2D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpy2DUnaligned_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy2DUnaligned_v3020, (const CUDA_MEMCPY2D* pCopy), (pCopy), (CUDASHIM_2D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpy2DAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpy2DAsync_v3020, (const CUDA_MEMCPY2D* pCopy, CUstream hStream), (pCopy, hStream), (CUDASHIM_2D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpy3D_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy3D_v3020, (const CUDA_MEMCPY3D* pCopy), (pCopy), (CUDASHIM_3D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpy3DAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpy3DAsync_v3020, (const CUDA_MEMCPY3D* pCopy, CUstream hStream), (pCopy, hStream), (CUDASHIM_3D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpy3DPeer, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy3DPeer_v4000, (const CUDA_MEMCPY3D_PEER* pCopy), (pCopy), (CUDASHIM_3D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpy3DPeerAsync, _ptsz, copy, COPY, TIMED, PFN_cuMemcpy3DPeerAsync_v4000, (const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream), (pCopy, hStream), (CUDASHIM_3D(pCopy))) \
-  CUDASHIM_PT2(X, cuMemcpyHtoA_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyHtoA_v3020, (CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount), (dstArray, dstOffset, srcHost, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyAtoH_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyAtoH_v3020, (void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount), (dstHost, srcArray, srcOffset, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyDtoA_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyDtoA_v3020, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount), (dstArray, dstOffset, srcDevice, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyAtoD_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyAtoD_v3020, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount), (dstDevice, srcArray, srcOffset, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyAtoA_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyAtoA_v3020, (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount), (dstArray, dstOffset, srcArray, srcOffset, ByteCount), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyHtoAAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyHtoAAsync_v3020, (CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream), (dstArray, dstOffset, srcHost, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemcpyAtoHAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyAtoHAsync_v3020, (void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream), (dstHost, srcArray, srcOffset, ByteCount, hStream), (ByteCount)) \
-  CUDASHIM_PT2(X, cuMemsetD8_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD8_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N), (N)) \
-  CUDASHIM_PT2(X, cuMemsetD16_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD16_v3020, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N), (2ULL * N)) \
-  CUDASHIM_PT2(X, cuMemsetD32_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD32_v3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N), (4ULL * N)) \
-  CUDASHIM_PT2(X, cuMemsetD2D8_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD2D8_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height), (dstDevice, dstPitch, uc, Width, Height), (1ULL * Width * Height)) \
-  CUDASHIM_PT2(X, cuMemsetD2D16_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD2D16_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height), (dstDevice, dstPitch, us, Width, Height), (2ULL * Width * Height)) \
-  CUDASHIM_PT2(X, cuMemsetD2D32_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD2D32_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height), (dstDevice, dstPitch, ui, Width, Height), (4ULL * Width * Height)) \
-  CUDASHIM_PT2(X, cuMemsetD8Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD8Async_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream), (dstDevice, uc, N, hStream), (N)) \
-  CUDASHIM_PT2(X, cuMemsetD16Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD16Async_v3020, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream), (dstDevice, us, N, hStream), (2ULL * N)) \
-  CUDASHIM_PT2(X, cuMemsetD32Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD32Async_v3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream), (dstDevice, ui, N, hStream), (4ULL * N)) \
-  CUDASHIM_PT2(X, cuMemsetD2D8Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD2D8Async_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream), (dstDevice, dstPitch, uc, Width, Height, hStream), (1ULL * Width * Height)) \
-  CUDASHIM_PT2(X, cuMemsetD2D16Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD2D16Async_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream), (dstDevice, dstPitch, us, Width, Height, hStream), (2ULL * Width * Height)) \
-  CUDASHIM_PT2(X, cuMemsetD2D32Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD2D32Async_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream), (dstDevice, dstPitch, ui, Width, Height, hStream), (4ULL * Width * Height)) \
+  CUDASHIM_PT2(X, cuMemcpy, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount), (dst, src, ByteCount), (ByteCount, ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyAsync, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyAsync_v4000, (CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream), (dst, src, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyPeer, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyPeer_v4000, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount), (dstDevice, dstContext, srcDevice, srcContext, ByteCount), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyPeerAsync, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyPeerAsync_v4000, (CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream), (dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyHtoD_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyHtoD_v3020, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount), (dstDevice, srcHost, ByteCount), (ByteCount, ::cudashim::CopyDir::H2D, srcHost)) \
+  CUDASHIM_PT2(X, cuMemcpyDtoH_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyDtoH_v3020, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount), (dstHost, srcDevice, ByteCount), (ByteCount, ::cudashim::CopyDir::D2H, dstHost)) \
+  CUDASHIM_PT2(X, cuMemcpyDtoD_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyDtoD_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount), (dstDevice, srcDevice, ByteCount), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyHtoDAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyHtoDAsync_v3020, (CUdeviceptr dstDevice, const void* srcHost, size_t ByteCount, CUstream hStream), (dstDevice, srcHost, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::H2D, srcHost)) \
+  CUDASHIM_PT2(X, cuMemcpyDtoHAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyDtoHAsync_v3020, (void* dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), (dstHost, srcDevice, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::D2H, dstHost)) \
+  CUDASHIM_PT2(X, cuMemcpyDtoDAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyDtoDAsync_v3020, (CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream), (dstDevice, srcDevice, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy2D_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy2D_v3020, (const CUDA_MEMCPY2D* pCopy), (pCopy), (CUDASHIM_2D(pCopy), ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy2DUnaligned_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy2DUnaligned_v3020, (const CUDA_MEMCPY2D* pCopy), (pCopy), (CUDASHIM_2D(pCopy), ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy2DAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpy2DAsync_v3020, (const CUDA_MEMCPY2D* pCopy, CUstream hStream), (pCopy, hStream), (CUDASHIM_2D(pCopy), ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy3D_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy3D_v3020, (const CUDA_MEMCPY3D* pCopy), (pCopy), (CUDASHIM_3D(pCopy), ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy3DAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpy3DAsync_v3020, (const CUDA_MEMCPY3D* pCopy, CUstream hStream), (pCopy, hStream), (CUDASHIM_3D(pCopy), ::cudashim::CopyDir::UNKNOWN, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy3DPeer, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpy3DPeer_v4000, (const CUDA_MEMCPY3D_PEER* pCopy), (pCopy), (CUDASHIM_3D(pCopy), ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpy3DPeerAsync, _ptsz, copy, COPY, TIMED, PFN_cuMemcpy3DPeerAsync_v4000, (const CUDA_MEMCPY3D_PEER* pCopy, CUstream hStream), (pCopy, hStream), (CUDASHIM_3D(pCopy), ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyHtoA_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyHtoA_v3020, (CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount), (dstArray, dstOffset, srcHost, ByteCount), (ByteCount, ::cudashim::CopyDir::H2D, srcHost)) \
+  CUDASHIM_PT2(X, cuMemcpyAtoH_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyAtoH_v3020, (void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount), (dstHost, srcArray, srcOffset, ByteCount), (ByteCount, ::cudashim::CopyDir::D2H, dstHost)) \
+  CUDASHIM_PT2(X, cuMemcpyDtoA_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyDtoA_v3020, (CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount), (dstArray, dstOffset, srcDevice, ByteCount), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyAtoD_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyAtoD_v3020, (CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount), (dstDevice, srcArray, srcOffset, ByteCount), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyAtoA_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemcpyAtoA_v3020, (CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount), (dstArray, dstOffset, srcArray, srcOffset, ByteCount), (ByteCount, ::cudashim::CopyDir::D2D, nullptr)) \
+  CUDASHIM_PT2(X, cuMemcpyHtoAAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyHtoAAsync_v3020, (CUarray dstArray, size_t dstOffset, const void* srcHost, size_t ByteCount, CUstream hStream), (dstArray, dstOffset, srcHost, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::H2D, srcHost)) \
+  CUDASHIM_PT2(X, cuMemcpyAtoHAsync_v2, _ptsz, copy, COPY, TIMED, PFN_cuMemcpyAtoHAsync_v3020, (void* dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream), (dstHost, srcArray, srcOffset, ByteCount, hStream), (ByteCount, ::cudashim::CopyDir::D2H, dstHost)) \
+  CUDASHIM_PT2(X, cuMemsetD8_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD8_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N), (dstDevice, uc, N), (N, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD16_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD16_v3020, (CUdeviceptr dstDevice, unsigned short us, size_t N), (dstDevice, us, N), (2ULL * N, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD32_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD32_v3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N), (dstDevice, ui, N), (4ULL * N, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD2D8_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD2D8_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height), (dstDevice, dstPitch, uc, Width, Height), (1ULL * Width * Height, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD2D16_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD2D16_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height), (dstDevice, dstPitch, us, Width, Height), (2ULL * Width * Height, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD2D32_v2, _ptds, copy, COPY, BLOCKING, PFN_cuMemsetD2D32_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height), (dstDevice, dstPitch, ui, Width, Height), (4ULL * Width * Height, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD8Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD8Async_v3020, (CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream), (dstDevice, uc, N, hStream), (N, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD16Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD16Async_v3020, (CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream), (dstDevice, us, N, hStream), (2ULL * N, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD32Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD32Async_v3020, (CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream), (dstDevice, ui, N, hStream), (4ULL * N, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD2D8Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD2D8Async_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned char uc, size_t Width, size_t Height, CUstream hStream), (dstDevice, dstPitch, uc, Width, Height, hStream), (1ULL * Width * Height, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD2D16Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD2D16Async_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned short us, size_t Width, size_t Height, CUstream hStream), (dstDevice, dstPitch, us, Width, Height, hStream), (2ULL * Width * Height, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_PT2(X, cuMemsetD2D32Async, _ptsz, copy, COPY, TIMED, PFN_cuMemsetD2D32Async_v3020, (CUdeviceptr dstDevice, size_t dstPitch, unsigned int ui, size_t Width, size_t Height, CUstream hStream), (dstDevice, dstPitch, ui, Width, Height, hStream), (4ULL * Width * Height, ::cudashim::CopyDir::MEMSET, nullptr)) \
   /* launches: counted, never timed (the hot path of a training step) */ \
-  CUDASHIM_PT2(X, cuLaunchKernel, _ptsz, launch, PASS, NONE, PFN_cuLaunchKernel_v4000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra), (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra), ()) \
-  CUDASHIM_PT2(X, cuLaunchKernelEx, _ptsz, launch, PASS, NONE, PFN_cuLaunchKernelEx_v11060, (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra), (config, f, kernelParams, extra), ()) \
-  CUDASHIM_PT2(X, cuLaunchCooperativeKernel, _ptsz, launch, PASS, NONE, PFN_cuLaunchCooperativeKernel_v9000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams), (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams), ()) \
-  CUDASHIM_PT2(X, cuGraphLaunch, _ptsz, launch, PASS, NONE, PFN_cuGraphLaunch_v10000, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream), ()) \
+  CUDASHIM_PT2(X, cuLaunchKernel, _ptsz, launch, LAUNCH, NONE, PFN_cuLaunchKernel_v4000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra), (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra), (hStream)) \
+  CUDASHIM_PT2(X, cuLaunchKernelEx, _ptsz, launch, LAUNCH, NONE, PFN_cuLaunchKernelEx_v11060, (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra), (config, f, kernelParams, extra), (config ? config->hStream : nullptr)) \
+  CUDASHIM_PT2(X, cuLaunchCooperativeKernel, _ptsz, launch, LAUNCH, NONE, PFN_cuLaunchCooperativeKernel_v9000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams), (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams), (hStream)) \
+  CUDASHIM_PT2(X, cuGraphLaunch, _ptsz, launch, LAUNCH, NONE, PFN_cuGraphLaunch_v10000, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream), (hStream)) \
   /* streams and contexts */ \
-  X(cuStreamCreate, stream, PASS, NONE, PFN_cuStreamCreate_v2000, (CUstream* phStream, unsigned int Flags), (phStream, Flags), ()) \
-  X(cuStreamCreateWithPriority, stream, PASS, NONE, PFN_cuStreamCreateWithPriority_v5050, (CUstream* phStream, unsigned int flags, int priority), (phStream, flags, priority), ()) \
+  X(cuStreamCreate, stream, STREAM, NONE, PFN_cuStreamCreate_v2000, (CUstream* phStream, unsigned int Flags), (phStream, Flags), (Flags)) \
+  X(cuStreamCreateWithPriority, stream, STREAM, NONE, PFN_cuStreamCreateWithPriority_v5050, (CUstream* phStream, unsigned int flags, int priority), (phStream, flags, priority), (flags)) \
   X(cuStreamDestroy_v2, stream, PASS, NONE, PFN_cuStreamDestroy_v4000, (CUstream hStream), (hStream), ()) \
-  X(cuDevicePrimaryCtxSetFlags_v2, context, PASS, NONE, PFN_cuDevicePrimaryCtxSetFlags_v11000, (CUdevice dev, unsigned int flags), (dev, flags), ()) \
-  X(cuCtxCreate, context, PASS, TIMED, PFN_cuCtxCreate_v2000, (CUcontext* pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev), ()) \
-  X(cuCtxCreate_v2, context, PASS, TIMED, PFN_cuCtxCreate_v3020, (CUcontext* pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev), ()) \
-  X(cuCtxCreate_v3, context, PASS, TIMED, PFN_cuCtxCreate_v11040, (CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags, CUdevice dev), (pctx, paramsArray, numParams, flags, dev), ()) \
-  X(cuCtxCreate_v4, context, PASS, TIMED, PFN_cuCtxCreate_v12050, (CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev), (pctx, ctxCreateParams, flags, dev), ()) \
+  X(cuDevicePrimaryCtxSetFlags_v2, context, CTXFLAGS, NONE, PFN_cuDevicePrimaryCtxSetFlags_v11000, (CUdevice dev, unsigned int flags), (dev, flags), (flags)) \
+  X(cuCtxCreate, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v2000, (CUcontext* pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev), (flags)) \
+  X(cuCtxCreate_v2, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v3020, (CUcontext* pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev), (flags)) \
+  X(cuCtxCreate_v3, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v11040, (CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags, CUdevice dev), (pctx, paramsArray, numParams, flags, dev), (flags)) \
+  X(cuCtxCreate_v4, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v12050, (CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev), (pctx, ctxCreateParams, flags, dev), (flags)) \
   /* modules: the time spent here shows JIT compilation at start-up */ \
   X(cuModuleLoad, module, PASS, TIMED, PFN_cuModuleLoad_v2000, (CUmodule* module, const char* fname), (module, fname), ()) \
   X(cuModuleLoadData, module, PASS, TIMED, PFN_cuModuleLoadData_v2000, (CUmodule* module, const void* image), (module, image), ()) \
@@ -167,8 +174,11 @@
   R(cudaEventSynchronize, sync, PASS, BLOCKING, (cudaEvent_t event), (event), ()) \
   CUDASHIM_RT_PT(R, cudaStreamQuery, _ptsz, sync, PASS, NONE, (cudaStream_t stream), (stream), ()) \
   R(cudaEventQuery, sync, PASS, NONE, (cudaEvent_t event), (event), ()) \
-  CUDASHIM_RT_PT(R, cudaMemcpy, _ptds, copy, COPY, BLOCKING, (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind), (count)) \
-  CUDASHIM_RT_PT(R, cudaMemcpyAsync, _ptsz, copy, COPY, TIMED, (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream), (dst, src, count, kind, stream), (count)) \
-  CUDASHIM_RT_PT(R, cudaMemset, _ptds, copy, COPY, BLOCKING, (void* devPtr, int value, size_t count), (devPtr, value, count), (count)) \
-  CUDASHIM_RT_PT(R, cudaMemsetAsync, _ptsz, copy, COPY, TIMED, (void* devPtr, int value, size_t count, cudaStream_t stream), (devPtr, value, count, stream), (count)) \
-  CUDASHIM_RT_PT(R, cudaLaunchKernel, _ptsz, launch, PASS, NONE, (const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream), (func, gridDim, blockDim, args, sharedMem, stream), ())
+  CUDASHIM_RT_PT(R, cudaMemcpy, _ptds, copy, COPY, BLOCKING, (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind), (dst, src, count, kind), (count, CUDASHIM_RT_DIR(kind), CUDASHIM_RT_HOST(kind, dst, src))) \
+  CUDASHIM_RT_PT(R, cudaMemcpyAsync, _ptsz, copy, COPY, TIMED, (void* dst, const void* src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream), (dst, src, count, kind, stream), (count, CUDASHIM_RT_DIR(kind), CUDASHIM_RT_HOST(kind, dst, src))) \
+  CUDASHIM_RT_PT(R, cudaMemset, _ptds, copy, COPY, BLOCKING, (void* devPtr, int value, size_t count), (devPtr, value, count), (count, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_RT_PT(R, cudaMemsetAsync, _ptsz, copy, COPY, TIMED, (void* devPtr, int value, size_t count, cudaStream_t stream), (devPtr, value, count, stream), (count, ::cudashim::CopyDir::MEMSET, nullptr)) \
+  CUDASHIM_RT_PT(R, cudaLaunchKernel, _ptsz, launch, PASS, NONE, (const void* func, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream), (func, gridDim, blockDim, args, sharedMem, stream), ()) \
+  /* nvcc's <<<>>> calls these since CUDA 12.8 (crt/device_functions.h); torch 2.11 imports them */ \
+  CUDASHIM_RT_PT(R, __cudaLaunchKernel, _ptsz, launch, PASS, NONE, (cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void** args, size_t sharedMem, cudaStream_t stream), (kernel, gridDim, blockDim, args, sharedMem, stream), ()) \
+  CUDASHIM_RT_PT(R, cudaLaunchKernelExC, _ptsz, launch, PASS, NONE, (const cudaLaunchConfig_t* config, const void* func, void** args), (config, func, args), ())

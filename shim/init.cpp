@@ -16,6 +16,9 @@
 #include "policy/admission.h"
 #include "policy/framework_env.h"
 #include "policy/policy.h"
+#include "policy/sync_rules.h"
+#include "recorder/callsites.h"
+#include "recorder/events.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/cudashim.h"
@@ -76,6 +79,9 @@ void setup_process() {
     return;
   }
   policy::configure_admission(p, {real_total_bytes, real_free_bytes});
+  policy::configure_sync(p);
+  if (const char* lb = std::getenv("CUDA_LAUNCH_BLOCKING"); lb != nullptr && std::strcmp(lb, "1") == 0)
+    recorder::count_event(recorder::Event::launch_blocking_env);
   const auto applied = policy::apply_framework_env(p);
   for (const auto& a : applied)
     log_message(LogLevel::info, "policy set {}={}{}", a.name, a.value, a.forced ? " (replacing the job's value)" : "");
@@ -86,14 +92,17 @@ void setup_process() {
 // identity; nothing it inherits is a held lock or a finished set-up (rule 8).
 void after_fork_child() {
   recorder::reset_all();
+  recorder::sites_reset();
   if (g_info != nullptr) recorder::capture_process_info(*g_info);
 }
 
 int write_report_to(const std::string& path) {
   try {
     if (g_info == nullptr) return -EINVAL;
-    const std::string policy_json = g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "";
-    return write_file_atomically(path, recorder::render_report_json(*g_info, policy_json));
+    const uint64_t wall = monotonic_ns() - g_info->start_mono_ns;
+    const std::string extra = (g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "") +
+                              policy::findings_report_json(wall);
+    return write_file_atomically(path, recorder::render_report_json(*g_info, extra));
   } catch (const std::exception&) {
     return -ENOMEM;
   }
@@ -109,6 +118,13 @@ __attribute__((constructor)) void cudashim_start() {
 __attribute__((destructor)) void cudashim_stop() {
   if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
   const std::string path = default_report_path(*g_out_dir, *g_info);
+  try {
+    const std::string summary = policy::findings_summary_text(monotonic_ns() - g_info->start_mono_ns);
+    if (!summary.empty())
+      log_message(LogLevel::warn, "findings for pid {}, by blocked time (details: {}):\n{}", g_info->pid, path,
+                  summary.substr(0, summary.size() - 1));
+  } catch (...) {
+  }
   const int rc = write_report_to(path);
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,

@@ -117,6 +117,12 @@ void adopt_driver_from(const void* real_resolver) {
   }
 }
 
+void* driver_function(const char* name) {
+  void* p = real_dl().dlsym(RTLD_NEXT, name);
+  if (p == nullptr || is_own_address(p)) p = lookup_loaded(kDriverSonames, std::size(kDriverSonames), name);
+  return p;
+}
+
 int device_for(int device, unsigned long long key) {
   if (device != kCurrentDevice) return device;
   if (CtxGetDevice f = driver_helper(g_ctx_get_device, "cuCtxGetDevice")) {

@@ -40,6 +40,10 @@ HookId hook_of_real(const void* addr);
 // (the real cuGetProcAddress), so returned addresses can be mapped to ABIs.
 void adopt_driver_from(const void* real_resolver);
 
+// Returns a real driver function that cudashim does not hook (cuPointerGetAttribute,
+// cuCtxGetDevice), from the global scope or the loaded libcuda; nullptr if none.
+void* driver_function(const char* name);
+
 // Returns the device ordinal an allocation belongs to: `device` unless it is
 // kCurrentDevice, then the current context's device (or the pointer's, or 0).
 int device_for(int device, unsigned long long key);

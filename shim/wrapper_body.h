@@ -2,8 +2,11 @@
 //
 //   call the real function, make one recorder call, return the real result.
 // Frees are recorded *before* the real call (the address cannot be reused in
-// between); allocations after it, when it succeeded. Only TIMING != NONE rows read
-// the clock (twice); launches and queries read nothing.
+// between); allocations are admitted by the policy before it and recorded after
+// it. Only TIMING != NONE rows read the clock (twice). Launches and queries read
+// nothing and touch only this thread's slot. Blocking calls, copies, allocations
+// and frees also go to their call site (shim/sync_observer.cpp) at the outermost
+// hook only, so a runtime call over a driver call is attributed once.
 #pragma once
 #include <type_traits>
 
@@ -12,54 +15,86 @@
 #include "recorder/recorder.h"
 #include "shim/hook_catalog.h"
 #include "shim/resolve.h"
+#include "shim/sync_observer.h"
 
 #define CUDASHIM_EXPORT __attribute__((visibility("default")))
 
+// ---- before the real call
 #define CUDASHIM_PRE_PASS(...)
 #define CUDASHIM_PRE_RESOLVE(...)
+#define CUDASHIM_PRE_COPY(...)
 #define CUDASHIM_PRE_MEMINFO(...)
 #define CUDASHIM_PRE_TOTALMEM(...)
+#define CUDASHIM_PRE_LAUNCH(...)
+#define CUDASHIM_PRE_STREAM(...)
+#define CUDASHIM_PRE_CTXFLAGS(...)
+#define CUDASHIM_PRE_FREE(KIND, KEY) ::cudashim::recorder::record_free(KIND, static_cast<unsigned long long>(KEY));
 // Allocation: the policy admits (and charges) before the real call; a refusal is
 // CUDA_ERROR_OUT_OF_MEMORY on every path, the one code frameworks recover from.
-#define CUDASHIM_PRE_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES)                                         \
-  const int dev_ = ::cudashim::shim::device_for(DEVICE, 0);                                             \
-  const unsigned long long charged_ = (PRE_BYTES);                                                      \
-  if (::cudashim::policy::admit(kId, KIND, dev_, charged_) != ::cudashim::policy::Verdict::admit) {     \
-    ::cudashim::shim::note_denied(kId, dev_, charged_);                                                 \
-    scope.finish(CUDA_ERROR_OUT_OF_MEMORY, 0);                                                          \
-    return CUDA_ERROR_OUT_OF_MEMORY;                                                                    \
+#define CUDASHIM_PRE_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES)                                     \
+  const int dev_ = ::cudashim::shim::device_for(DEVICE, 0);                                         \
+  const unsigned long long charged_ = (PRE_BYTES);                                                  \
+  if (::cudashim::policy::admit(kId, KIND, dev_, charged_) != ::cudashim::policy::Verdict::admit) { \
+    ::cudashim::shim::note_denied(kId, dev_, charged_);                                             \
+    scope.finish(CUDA_ERROR_OUT_OF_MEMORY, 0);                                                      \
+    return CUDA_ERROR_OUT_OF_MEMORY;                                                                \
   }
-#define CUDASHIM_PRE_COPY(...)
-#define CUDASHIM_PRE_FREE(KIND, KEY) ::cudashim::recorder::record_free(KIND, static_cast<unsigned long long>(KEY));
 
+// ---- after the real call (r is its result)
 #define CUDASHIM_POST_PASS(...)
 #define CUDASHIM_POST_RESOLVE(...)
 #define CUDASHIM_POST_FREE(...)
-#define CUDASHIM_POST_COPY(BYTES) scope.add_bytes(BYTES);
-#define CUDASHIM_POST_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES)      \
-  if (r == 0)                                                          \
-    ::cudashim::policy::commit(KIND, KEY, BYTES, charged_, dev_);      \
-  else                                                                 \
-    ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);
+#define CUDASHIM_POST_COPY(BYTES, DIR, HOST) \
+  facts_.bytes = (BYTES);                    \
+  facts_.dir = (DIR);                        \
+  facts_.host = (HOST);                      \
+  scope.add_bytes(facts_.bytes);
+#define CUDASHIM_POST_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES) \
+  if (r == 0) {                                                  \
+    facts_.bytes = (BYTES);                                      \
+    ::cudashim::policy::commit(KIND, KEY, facts_.bytes, charged_, dev_); \
+  } else {                                                       \
+    ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
+  }
 #define CUDASHIM_POST_MEMINFO(FREE, TOTAL) \
   if (r == 0) ::cudashim::policy::cap_mem_info(::cudashim::shim::device_for(::cudashim::kCurrentDevice, 0), FREE, TOTAL);
 #define CUDASHIM_POST_TOTALMEM(BYTES, DEV) \
   if (r == 0) ::cudashim::policy::cap_total_mem(DEV, BYTES);
+// Work on the legacy default stream: stream 0 (or CU_STREAM_LEGACY) through an
+// entry point that is not per-thread. One compare and one slot store.
+#define CUDASHIM_POST_LAUNCH(STREAM)                                                                     \
+  if (!::cudashim::hook_info(kId).per_thread && ((STREAM) == nullptr || (STREAM) == CU_STREAM_LEGACY)) \
+    ::cudashim::recorder::bump(scope.thread(), scope.thread().slot->legacy_stream_launches, 1);
+#define CUDASHIM_POST_STREAM(FLAGS) \
+  if (r == 0) ::cudashim::shim::note_stream_created(FLAGS);
+#define CUDASHIM_POST_CTXFLAGS(FLAGS) \
+  if (r == 0) ::cudashim::shim::note_context_flags(kId, FLAGS);
+
+// Rows whose calls go to a call site: blocking or timed calls, copies, allocations, frees.
+#define CUDASHIM_SITE_ROW(KIND, TIMING)                                                           \
+  (::cudashim::Timing::TIMING != ::cudashim::Timing::NONE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::ALLOC || \
+   ::cudashim::RecKind::KIND == ::cudashim::RecKind::FREE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::COPY)
 
 // The body of a wrapper named NAME whose real function has type FN_TYPE.
-#define CUDASHIM_WRAPPER_BODY(NAME, KIND, TIMING, FN_TYPE, MISSING, ARGS, REC)                         \
-  constexpr ::cudashim::HookId kId = ::cudashim::HookId::NAME;                                      \
-  const auto real = reinterpret_cast<FN_TYPE>(::cudashim::shim::real_of(kId));                     \
-  if (__builtin_expect(real == nullptr, 0)) {                                                       \
-    ::cudashim::shim::note_missing_real(kId);                                                       \
-    return MISSING;                                                                                 \
-  }                                                                                                 \
-  ::cudashim::recorder::CallScope scope(kId);                                                       \
-  CUDASHIM_PRE_##KIND REC;                                                                          \
-  constexpr bool kTimed = ::cudashim::Timing::TIMING != ::cudashim::Timing::NONE;                 \
-  const uint64_t t0 = kTimed ? ::cudashim::now_ticks() : 0;                                            \
-  const auto r = real ARGS;                                                                         \
-  const uint64_t dt = kTimed ? ::cudashim::now_ticks() - t0 : 0;                                       \
-  CUDASHIM_POST_##KIND REC;                                                                         \
-  scope.finish(static_cast<uint64_t>(r), dt);                                                                         \
+#define CUDASHIM_WRAPPER_BODY(NAME, KIND, TIMING, FN_TYPE, MISSING, ARGS, REC)                 \
+  constexpr ::cudashim::HookId kId = ::cudashim::HookId::NAME;                              \
+  const auto real = reinterpret_cast<FN_TYPE>(::cudashim::shim::real_of(kId));             \
+  if (__builtin_expect(real == nullptr, 0)) {                                               \
+    ::cudashim::shim::note_missing_real(kId);                                               \
+    return MISSING;                                                                         \
+  }                                                                                         \
+  ::cudashim::recorder::CallScope scope(kId);                                               \
+  constexpr bool kSite = CUDASHIM_SITE_ROW(KIND, TIMING);                                   \
+  [[maybe_unused]] ::cudashim::shim::CallFacts facts_{};                                    \
+  CUDASHIM_PRE_##KIND REC;                                                                  \
+  constexpr bool kTimed = ::cudashim::Timing::TIMING != ::cudashim::Timing::NONE;         \
+  constexpr bool kBlocking = ::cudashim::Timing::TIMING == ::cudashim::Timing::BLOCKING;  \
+  if constexpr (kBlocking) facts_.cpu0 = ::cudashim::shim::maybe_sample_cpu(scope);        \
+  const uint64_t t0 = kTimed ? ::cudashim::now_ticks() : 0;                                 \
+  const auto r = real ARGS;                                                                 \
+  const uint64_t dt = kTimed ? ::cudashim::now_ticks() - t0 : 0;                            \
+  CUDASHIM_POST_##KIND REC;                                                                 \
+  if constexpr (kSite)                                                                      \
+    if (scope.outermost()) ::cudashim::shim::observe(kId, __builtin_return_address(0), dt, facts_); \
+  scope.finish(static_cast<uint64_t>(r), dt);                                               \
   return r;

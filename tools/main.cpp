@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "policy/policy.h"
+#include "policy/sync_rules.h"
 #include "shim/hook_catalog.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
@@ -37,7 +38,11 @@ int cmd_hooks(bool names_only, bool markdown) {
                                              "calls, errors, bytes",
                                              "calls; wrapper of the exact ABI returned",
                                              "calls, errors; free/total capped by the policy",
-                                             "calls, errors; total capped by the policy"};
+                                             "calls, errors; total capped by the policy",
+                                             "calls, errors; launches on the legacy default stream",
+                                             "calls, errors; CU_CTX_BLOCKING_SYNC noted",
+                                             "calls, errors; blocking streams noted"};
+    static_assert(std::size(kKinds) == static_cast<size_t>(RecKind::STREAM) + 1, "one text per RecKind");
     static constexpr const char* kTiming[] = {"none", "blocking (wall time, blocked_ns)", "timed (time_ns)"};
     const char* rec = kKinds[static_cast<int>(h.kind)];
     const char* tim = kTiming[static_cast<int>(h.timing)];
@@ -114,6 +119,10 @@ int main(int argc, char** argv) {
   auto* options_cmd = app.add_subcommand("options", "list every setting: CUDASHIM_* variable, policy file key, default");
   options_cmd->add_flag("--markdown", options_md, "a Markdown table (docs/options.md)");
 
+  bool findings_md = false;
+  auto* findings_cmd = app.add_subcommand("findings", "list every finding id with its severity and fix");
+  findings_cmd->add_flag("--markdown", findings_md, "a Markdown table (docs/findings.md)");
+
   std::string policy_file;
   auto* policy_cmd = app.add_subcommand("policy", "policy files");
   policy_cmd->require_subcommand(1);
@@ -125,6 +134,10 @@ int main(int argc, char** argv) {
   if (*report_cmd) return cmd_report(report_paths, report_json);
   if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
   if (*options_cmd) return cmd_options(options_md);
+  if (*findings_cmd) {
+    std::cout << cudashim::policy::findings_markdown();
+    return 0;
+  }
   if (*policy_check) return cmd_policy_check(policy_file);
   return 2;
 }

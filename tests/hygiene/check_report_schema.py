@@ -10,7 +10,8 @@ import re
 import sys
 
 PLACEHOLDER_PARENTS = {"api": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>"}
-TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None), "boolean": bool}
+TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None), "boolean": bool,
+         "number": (int, float)}
 
 
 def load_schema(doc):
@@ -28,7 +29,7 @@ def type_ok(value, spec):
         t = TYPES.get(alt.strip())
         if t is int and isinstance(value, bool):  # JSON true is not an integer
             continue
-        if t is not None and isinstance(value, t):
+        if t is not None and isinstance(value, t if isinstance(t, tuple) else (t,)):
             return True
     return False
 

@@ -1,0 +1,222 @@
+// sync_rules.cpp: evaluating findings from the recorded call sites.
+#include "policy/sync_rules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "recorder/clock.h"
+#include "recorder/events.h"
+#include "recorder/thread_slots.h"
+#include "symbols/symbolize.h"
+
+namespace cudashim::policy {
+namespace {
+
+const RuleRow kRows[] = {
+    {"", "", "", ""},
+#define CUDASHIM_FINDING(Enum, id, severity, title, fix) {id, #severity, title, fix},
+#include "policy/findings.def"
+#undef CUDASHIM_FINDING
+};
+
+SyncThresholds g_thresholds;
+constexpr uint64_t kSmallH2D = 64 * 1024;  // "not the small host-to-device ones"
+
+bool name_is(const HookInfo& h, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (std::strcmp(h.name, n) == 0) return true;
+  return false;
+}
+
+struct SiteView {
+  const recorder::CallSite* site;
+  uint64_t ticks;
+};
+
+struct Agg {
+  uint64_t count = 0, ticks = 0;
+  std::vector<SiteView> sites;
+};
+
+std::string json_str(std::string_view s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
+    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
+    else o += static_cast<char>(c);
+  }
+  return o + "\"";
+}
+
+// Where a site is, for people: the user's Python line, else the first native frame
+// outside CUDA's libraries and cudashim, else the return address.
+std::string where_of(const recorder::CallSite& s) {
+  if (s.py_depth > 0) {
+    const auto& f = s.py[user_frame_index(s)];
+    return fmt::format("{}:{} ({})", f.file, f.line, f.function);
+  }
+  for (int i = 0; i < s.native_depth; ++i) {
+    const auto sym = symbols::symbolize(s.native[i]);
+    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return symbols::to_string(sym);
+  }
+  return symbols::to_string(symbols::symbolize(s.return_address));
+}
+
+void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
+  recorder::for_each_site([&](const recorder::CallSite& s) {
+    const uint64_t hits = s.hits.load(std::memory_order_relaxed);
+    if (hits <= g_thresholds.warmup_hits) return;
+    const Finding f = classify_site(s);
+    const uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
+    if (f != Finding::none) {
+      Agg& a = agg[static_cast<int>(f)];
+      a.count += hits;
+      a.ticks += ticks;
+      a.sites.push_back({&s, ticks});
+    }
+    const uint64_t samples = s.cpu_samples.load(std::memory_order_relaxed);
+    const uint64_t wall_ns = ticks_to_ns(s.wall_ticks_sampled.load(std::memory_order_relaxed));
+    if (samples >= 4 && wall_ns / samples >= 20000 &&
+        s.cpu_ns_sampled.load(std::memory_order_relaxed) * 10 >= wall_ns * 8) {
+      Agg& a = agg[static_cast<int>(Finding::spin_wait)];
+      a.count += hits;
+      a.ticks += ticks;
+      a.sites.push_back({&s, ticks});
+    }
+  });
+  // Process-wide findings, from counters rather than sites.
+  static recorder::CounterTotals t;
+  recorder::sum_slots(t);
+  auto ev = [](recorder::Event e) { return recorder::g_events[static_cast<int>(e)].load(std::memory_order_relaxed); };
+  if (t.legacy_stream_launches > 0 && ev(recorder::Event::blocking_streams_created) > 0)
+    agg[static_cast<int>(Finding::legacy_stream)].count += t.legacy_stream_launches;
+  const uint64_t thread_sync = t.calls[static_cast<size_t>(HookId::cudaThreadSynchronize)];
+  if (thread_sync + ev(recorder::Event::blocking_sync_flag) > 0) {
+    Agg& a = agg[static_cast<int>(Finding::deprecated_api)];
+    a.count += thread_sync + ev(recorder::Event::blocking_sync_flag);
+    a.ticks += t.time_ns[static_cast<size_t>(HookId::cudaThreadSynchronize)];
+  }
+  if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(Finding::launch_blocking)].count = 1;
+}
+
+template <typename F>
+void for_each_finding(uint64_t wall_ns, F&& f) {
+  static Agg agg[static_cast<int>(Finding::kCount)];
+  for (auto& a : agg) a = Agg{};
+  aggregate(agg);
+  std::vector<int> order;
+  for (int i = 1; i < static_cast<int>(Finding::kCount); ++i)
+    if (agg[i].count > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return agg[a].ticks > agg[b].ticks; });
+  for (int i : order) {
+    Agg& a = agg[i];
+    std::sort(a.sites.begin(), a.sites.end(), [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; });
+    f(static_cast<Finding>(i), a, ticks_to_ns(a.ticks), wall_ns);
+  }
+}
+
+}  // namespace
+
+const RuleRow& rule_row(Finding f) { return kRows[static_cast<int>(f)]; }
+
+void configure_sync(const Policy& p) {
+  g_thresholds.warmup_hits = std::strtoull(p.get(Setting::SYNC_WARMUP_HITS).c_str(), nullptr, 10);
+  g_thresholds.readback_max_bytes = std::strtoull(p.get(Setting::SYNC_READBACK_MAX_BYTES).c_str(), nullptr, 10);
+}
+
+const SyncThresholds& sync_thresholds() { return g_thresholds; }
+
+Finding classify_site(const recorder::CallSite& s) {
+  const HookInfo& h = hook_info(s.api);
+  const uint64_t hits = s.hits.load(std::memory_order_relaxed);
+  if (hits == 0) return Finding::none;
+  const uint64_t avg_bytes = s.bytes.load(std::memory_order_relaxed) / hits;
+  if (std::strcmp(h.family, "sync") == 0 && h.timing == Timing::BLOCKING) {
+    if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return Finding::scalar_readback;
+    if (s.api == HookId::cudaThreadSynchronize) return Finding::deprecated_api;
+    return Finding::explicit_sync;
+  }
+  if (h.kind == RecKind::COPY) {
+    if (s.pageable.load(std::memory_order_relaxed) * 2 >= hits) return Finding::async_pageable;
+    if (h.timing == Timing::BLOCKING) {
+      const bool d2h = std::strstr(h.name, "DtoH") != nullptr || std::strstr(h.name, "AtoH") != nullptr;
+      const bool h2d = std::strstr(h.name, "HtoD") != nullptr || std::strstr(h.name, "HtoA") != nullptr;
+      if (d2h && avg_bytes <= g_thresholds.readback_max_bytes) return Finding::scalar_readback;
+      if (h2d && avg_bytes <= kSmallH2D) return Finding::none;
+      if (std::strstr(h.name, "Memset") != nullptr || std::strstr(h.name, "memset") != nullptr) return Finding::none;
+      return Finding::sync_copy;
+    }
+    return Finding::none;
+  }
+  if (name_is(h, {"cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister_v2",
+                  "cuMemHostUnregister", "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost"}))
+    return Finding::pinned_in_loop;
+  if (name_is(h, {"cuMemFree_v2", "cudaFree", "cuMemUnmap", "cuMemRelease", "cuMemPoolTrimTo"}))
+    return Finding::alloc_churn;
+  return Finding::none;
+}
+
+int user_frame_index(const recorder::CallSite& s) {
+  for (int i = 0; i < s.py_depth; ++i) {
+    const char* f = s.py[i].file;
+    if (std::strstr(f, "/site-packages/") || std::strstr(f, "/dist-packages/") || std::strncmp(f, "<frozen", 7) == 0 ||
+        std::strstr(f, "/lib/python3"))
+      continue;
+    return i;
+  }
+  return 0;
+}
+
+std::string findings_report_json(uint64_t wall_ns) {
+  std::string out = "  \"findings\": [";
+  bool first = true;
+  for_each_finding(wall_ns, [&](Finding f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
+    const RuleRow& row = rule_row(f);
+    out += fmt::format("{}\n    {{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"count\": {}, \"blocked_ns\": {}, "
+                       "\"per_call_ns\": {}, \"share_of_wall\": {:.4f}, \"fix\": {}, \"sites\": [",
+                       first ? "" : ",", json_str(row.id), row.severity, json_str(row.title), a.count, blocked_ns,
+                       a.count ? blocked_ns / a.count : 0, wall ? static_cast<double>(blocked_ns) / wall : 0.0,
+                       json_str(row.fix));
+    first = false;
+    for (size_t i = 0; i < a.sites.size() && i < 5; ++i) {
+      const recorder::CallSite& s = *a.sites[i].site;
+      out += fmt::format("{}{{\"api\": \"{}\", \"where\": {}, \"count\": {}, \"blocked_ns\": {}, \"python\": [",
+                         i ? ", " : "", hook_info(s.api).name, json_str(where_of(s)),
+                         s.hits.load(std::memory_order_relaxed), ticks_to_ns(a.sites[i].ticks));
+      for (int k = 0; k < s.py_depth; ++k)
+        out += fmt::format("{}{}", k ? ", " : "",
+                           json_str(fmt::format("{}:{} ({})", s.py[k].file, s.py[k].line, s.py[k].function)));
+      out += "], \"native\": [";
+      for (int k = 0; k < s.native_depth && k < 12; ++k)
+        out += fmt::format("{}{}", k ? ", " : "", json_str(symbols::to_string(symbols::symbolize(s.native[k]))));
+      out += "]}";
+    }
+    out += "]}";
+  });
+  out += first ? "],\n" : "\n  ],\n";
+  return out;
+}
+
+std::string findings_summary_text(uint64_t wall_ns) {
+  std::string out;
+  for_each_finding(wall_ns, [&](Finding f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
+    const RuleRow& row = rule_row(f);
+    out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall)  {}\n", row.id, a.count,
+                       blocked_ns / 1e6, wall ? 100.0 * blocked_ns / wall : 0.0,
+                       a.sites.empty() ? std::string("(process-wide)") : where_of(*a.sites[0].site));
+  });
+  return out;
+}
+
+std::string findings_markdown() {
+  std::string out = "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
+  for (int i = 1; i < static_cast<int>(Finding::kCount); ++i)
+    out += fmt::format("| `{}` | {} | {} | {} |\n", kRows[i].id, kRows[i].severity, kRows[i].title, kRows[i].fix);
+  return out;
+}
+
+}  // namespace cudashim::policy

@@ -1,0 +1,90 @@
+// callsites.h: where blocking calls (and allocations) come from.
+//
+// A call site is (hooked ABI, native return address, Python code object, Python
+// line). Each gets one slot of a fixed lock-free table: counts and blocked ticks
+// on every hit (two relaxed atomic adds), and, on the first hit only, a full
+// native backtrace and the Python stack (copied as text, under the GIL). Later
+// hits only count. Nothing allocates; the first hit of a site is the slow path.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "shim/hook_catalog.h"
+
+namespace cudashim::recorder {
+
+inline constexpr int kMaxNativeFrames = 24;
+inline constexpr int kMaxPyFrames = 6;
+
+struct PyFrameText {
+  char file[160];
+  char function[64];
+  int line;
+};
+
+struct CallSite {
+  std::atomic<uint64_t> key;  // 0 = empty slot
+  HookId api;
+  const void* return_address;
+  const void* py_code;  // identity of the innermost Python frame (never dereferenced later)
+  int py_line;
+  std::atomic<uint64_t> hits;
+  std::atomic<uint64_t> ticks;           // blocked/timed ticks summed over hits
+  std::atomic<uint64_t> bytes;           // bytes (copies, allocations)
+  std::atomic<uint64_t> first_hit_ticks;
+  // Pattern evidence, counted by the observer (shim/sync_observer.cpp):
+  std::atomic<uint64_t> after_readback;   // syncs right after a small device-to-host copy (.item())
+  std::atomic<uint64_t> pageable;         // async copies whose host side is pageable memory
+  std::atomic<uint64_t> cpu_samples;      // sampled blocking calls with thread CPU time read
+  std::atomic<uint64_t> cpu_ns_sampled;   // thread CPU time inside those calls
+  std::atomic<uint64_t> wall_ticks_sampled;  // wall ticks of those calls
+  std::atomic<int> captured;             // 0 no, 1 capturing, 2 done
+  int native_depth;
+  void* native[kMaxNativeFrames];
+  int py_depth;
+  PyFrameText py[kMaxPyFrames];
+};
+
+// The Python location of the calling thread: filled only while it holds the GIL.
+struct PyLocation {
+  const void* code = nullptr;
+  int line = 0;
+};
+
+// Returns the call site for this hit, creating it (and capturing its stacks) on
+// first use; nullptr when the table is full. Then count it with site_hit().
+CallSite* site_for(HookId api, const void* return_address, const PyLocation& py);
+
+// Adds one hit of `ticks` and `bytes` to `site`.
+inline void site_hit(CallSite* site, uint64_t ticks, uint64_t bytes) {
+  site->hits.fetch_add(1, std::memory_order_relaxed);
+  if (ticks) site->ticks.fetch_add(ticks, std::memory_order_relaxed);
+  if (bytes) site->bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+// Visits every call site (for reports and findings).
+template <typename F>
+void for_each_site(F&& f);
+
+// Returns the table (for for_each_site) and its capacity.
+CallSite* site_table();
+size_t site_capacity();
+
+// Empties the table (tests, a forked child).
+void sites_reset();
+
+// How the Python stack is read; installed by the shim when CPython is in the
+// process (python_stack.cpp), nullptr otherwise.
+using PyLocate = void (*)(PyLocation& out);
+using PyCapture = int (*)(PyFrameText* frames, int max);
+extern std::atomic<PyLocate> g_py_locate;
+extern std::atomic<PyCapture> g_py_capture;
+
+template <typename F>
+void for_each_site(F&& f) {
+  CallSite* t = site_table();
+  for (size_t i = 0; i < site_capacity(); ++i)
+    if (t[i].key.load(std::memory_order_acquire) != 0 && t[i].captured.load(std::memory_order_acquire) == 2) f(t[i]);
+}
+
+}  // namespace cudashim::recorder

@@ -1,0 +1,115 @@
+// sync_observer.cpp: call sites and the evidence of sync patterns.
+#include "shim/sync_observer.h"
+
+#include <time.h>
+
+#include "policy/sync_rules.h"
+#include "recorder/callsites.h"
+#include "recorder/clock.h"
+#include "recorder/events.h"
+#include "shim/log.h"
+#include "shim/resolve.h"
+#include "symbols/symbolize.h"
+
+namespace cudashim::shim {
+namespace {
+
+using recorder::CallSite;
+namespace rec = cudashim::recorder;
+
+std::atomic<bool> g_python_looked{false};
+
+uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// True when `p` is page-locked host memory (pinned or registered), by asking the
+// driver; pageable memory is unknown to it.
+bool is_pinned(const void* p) {
+  using GetAttr = CUresult (*)(void*, CUpointer_attribute, CUdeviceptr);
+  static std::atomic<GetAttr> fn{nullptr};
+  GetAttr f = fn.load(std::memory_order_acquire);
+  if (f == nullptr) {
+    f = reinterpret_cast<GetAttr>(driver_function("cuPointerGetAttribute"));
+    if (f == nullptr) return true;  // cannot tell: do not accuse
+    fn.store(f, std::memory_order_release);
+  }
+  unsigned int type = 0;
+  const CUresult r = f(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(p));
+  return r == CUDA_SUCCESS && (type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED);
+}
+
+// One warning line the first time a site becomes a finding (rate-limited by
+// construction: once per site and rule).
+void announce(const CallSite& s, policy::SyncRule rule) {
+  static std::atomic<int> announced{0};
+  if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;
+  const policy::RuleRow& row = policy::rule_row(rule);
+  if (s.py_depth > 0) {
+    const int f = policy::user_frame_index(s);
+    log_message(LogLevel::warn, "[{}] {} at {}:{} ({}): {}", row.id, row.title, s.py[f].file, s.py[f].line,
+                hook_info(s.api).name, row.fix);
+  } else {
+    const std::string where = symbols::to_string(symbols::symbolize(s.return_address));
+    log_message(LogLevel::warn, "[{}] {} at {} ({}): {}", row.id, row.title, where, hook_info(s.api).name, row.fix);
+  }
+}
+
+}  // namespace
+
+uint64_t maybe_sample_cpu(recorder::CallScope& scope) {
+  rec::ThreadState& ts = scope.thread();
+  if (!scope.outermost() || (++ts.blocking_calls & 15) != 0) return 0;
+  return thread_cpu_ns();
+}
+
+void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
+  if (!g_python_looked.load(std::memory_order_relaxed)) {
+    install_python_readers();
+    g_python_looked.store(true, std::memory_order_relaxed);
+  }
+  rec::PyLocation py;
+  if (rec::PyLocate locate = rec::g_py_locate.load(std::memory_order_relaxed)) locate(py);
+  CallSite* s = rec::site_for(id, ra, py);
+  if (s == nullptr) return;
+  rec::site_hit(s, ticks, f.bytes);
+  rec::ThreadState& ts = rec::g_tls;
+  const HookInfo& info = hook_info(id);
+  const policy::SyncThresholds& th = policy::sync_thresholds();
+
+  if (info.kind == RecKind::COPY) {
+    if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_ticks = now_ticks();
+    if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
+        !is_pinned(f.host))
+      s->pageable.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (info.timing == Timing::BLOCKING && std::string_view(info.family) == "sync" && ts.readback_ticks != 0) {
+    s->after_readback.fetch_add(1, std::memory_order_relaxed);
+    ts.readback_ticks = 0;
+  } else if (info.kind != RecKind::COPY) {
+    ts.readback_ticks = 0;
+  }
+  if (f.cpu0 != 0) {
+    s->cpu_samples.fetch_add(1, std::memory_order_relaxed);
+    s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
+    s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
+  }
+  // The hit that makes a site a finding announces it once.
+  const uint64_t hits = s->hits.load(std::memory_order_relaxed);
+  if (hits == th.warmup_hits + 1) {
+    const policy::SyncRule rule = policy::classify_site(*s);
+    if (rule != policy::SyncRule::none) announce(*s, rule);
+  }
+}
+
+void note_stream_created(unsigned int flags) {
+  if ((flags & CU_STREAM_NON_BLOCKING) == 0) rec::count_event(rec::Event::blocking_streams_created);
+}
+
+void note_context_flags(HookId, unsigned int flags) {
+  if (flags & CU_CTX_BLOCKING_SYNC) rec::count_event(rec::Event::blocking_sync_flag);
+}
+
+}  // namespace cudashim::shim

@@ -1,0 +1,39 @@
+// sync_observer.h: what a blocking call, a copy, an allocation or a free tells
+// about the program's synchronization habits, noted at its call site.
+#pragma once
+#include <cstdint>
+
+#include "recorder/recorder.h"
+#include "shim/hook_catalog.h"
+
+namespace cudashim::shim {
+
+// Facts a wrapper knows about one call (from its REC expressions).
+struct CallFacts {
+  uint64_t bytes = 0;
+  CopyDir dir = CopyDir::UNKNOWN;
+  const void* host = nullptr;  // host side of a copy, to tell pinned from pageable
+  uint64_t cpu0 = 0;           // thread CPU ns at the start, when this call is sampled (else 0)
+};
+
+// Counts one call at its call site (native return address and, in CPython, the
+// calling Python line) and the evidence of the sync patterns it shows. Called at
+// the outermost hook only. Cheap after a site's first hit: a hash probe and a few
+// relaxed atomic adds; CPython processes also read the current frame and line.
+void observe(HookId id, const void* return_address, uint64_t ticks, const CallFacts& facts);
+
+// Returns the thread CPU time in ns when this blocking call is one of the sampled
+// ones (every 16th per thread), else 0. Samples tell spinning from sleeping.
+uint64_t maybe_sample_cpu(recorder::CallScope& scope);
+
+// A stream was created with `flags` (CU_STREAM_DEFAULT streams are blocking).
+void note_stream_created(unsigned int flags);
+
+// A context was created or the primary context's flags set: note deprecated flags.
+void note_context_flags(HookId id, unsigned int flags);
+
+// Installs the Python-stack readers when CPython is in the process (idempotent;
+// called lazily from observe()).
+void install_python_readers();
+
+}  // namespace cudashim::shim

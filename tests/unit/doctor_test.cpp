@@ -1,0 +1,258 @@
+// `cudashim doctor` on tiny stand-ins for CUDA wheels, built by the tests: each scenario is
+// a bug users hit, and the finding it must produce (id, severity, evidence, exit code).
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/unit/symbols_fatbin_image.h"
+#include "tests/unit/symbols_test_support.h"
+#include "tools/doctor.h"
+
+using namespace cudashim::symbols;
+using namespace cudashim::tools;
+using namespace symbols_test;
+
+namespace {
+
+// Builds `dir/<soname>` (SONAME soname) from `source`, with optional version script and flags.
+fs::path fake_lib(const fs::path& dir, const std::string& soname, const std::string& source, const std::string& map = "",
+                  const std::string& flags = "") {
+  fs::create_directories(dir);
+  static int n = 0;
+  const fs::path src = dir / ("src" + std::to_string(++n) + ".c");
+  write_text(src, source);
+  std::string script;
+  if (!map.empty()) {
+    write_text(dir / (soname + ".map"), map);
+    script = " -Wl,--version-script=" + q(dir / (soname + ".map"));
+  }
+  const fs::path lib = dir / soname;
+  run("cc -shared -fPIC -o " + q(lib) + " " + q(src) + " -Wl,-soname," + soname + script + " " + flags);
+  return lib;
+}
+
+// A search environment with nothing of the host in it: no cache, no default folders.
+SearchEnv bare(const std::string& llp = "") {
+  SearchEnv env;
+  env.ld_library_path = llp;
+  env.default_dirs.clear();
+  return env;
+}
+
+std::vector<const Finding*> with_id(const DoctorReport& r, const std::string& id) {
+  std::vector<const Finding*> out;
+  for (const auto& f : r.findings)
+    if (id == f.info().name) out.push_back(&f);
+  return out;
+}
+
+std::string all_evidence(const Finding& f) {
+  std::string s = f.message + "\n";
+  for (const auto& e : f.evidence) s += e + "\n";
+  return s;
+}
+
+// A pip-like site-packages: cuSPARSE built against nvJitLink 12.3, RUNPATH to its sibling wheel.
+struct FakeWheels {
+  TempDir t;
+  fs::path sp = t / "site-packages";
+  fs::path cusparse, old_jit_dir = t / "old-nvjitlink";
+  FakeWheels() {
+    const std::string map = "libnvJitLink.so.12 { global: __nvJitLink*; local: *; };\n";
+    fake_lib(sp / "nvidia/nvjitlink/lib", "libnvJitLink.so.12",
+             "int __nvJitLinkAddData_12_1(void) { return 1; }\nint __nvJitLinkAddData_12_3(void) { return 3; }\n", map);
+    fake_lib(old_jit_dir, "libnvJitLink.so.12", "int __nvJitLinkAddData_12_1(void) { return 1; }\n", map);
+    cusparse = fake_lib(sp / "nvidia/cusparse/lib", "libcusparse.so.12",
+                        "int __nvJitLinkAddData_12_3(void);\nint cusparseCreate(void) { return __nvJitLinkAddData_12_3(); }\n", "",
+                        "-L" + q(sp / "nvidia/nvjitlink/lib") +
+                            " -l:libnvJitLink.so.12 -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN:$ORIGIN/../../nvjitlink/lib'");
+    fs::create_directories(sp / "nvidia_cusparse_cu12-12.2.0.103.dist-info");
+    write_text(sp / "nvidia_cusparse_cu12-12.2.0.103.dist-info/RECORD",
+               "nvidia/cusparse/lib/libcusparse.so.12,sha256=abc,123\nnvidia/__init__.py,,\n");
+    fs::create_directories(sp / "nvidia_nvjitlink_cu12-12.3.101.dist-info");
+    write_text(sp / "nvidia_nvjitlink_cu12-12.3.101.dist-info/RECORD", "nvidia/nvjitlink/lib/libnvJitLink.so.12,sha256=abc,1\n");
+    write_text(sp / "unrelated.py", "print('not scanned')\n");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("doctor: an old nvJitLink first on LD_LIBRARY_PATH breaks cuSPARSE", "[doctor]") {
+  FakeWheels w;
+  SECTION("the shortfall, the symbol, the file the loader picks and why") {
+    const DoctorReport r = diagnose({w.cusparse.string()}, 90, "--sm", bare(w.old_jit_dir.string()));
+    auto found = with_id(r, "versioned-symbol-shortfall");
+    REQUIRE(found.size() == 1);
+    const std::string text = all_evidence(*found[0]);
+    INFO(text);
+    CHECK(found[0]->info().severity == Severity::error);
+    CHECK(found[0]->subject == w.cusparse.string());
+    CHECK(text.find("undefined symbol: __nvJitLinkAddData_12_3, version libnvJitLink.so.12") != std::string::npos);
+    CHECK(text.find("the loader picks " + (w.old_jit_dir / "libnvJitLink.so.12").string() + " [LD_LIBRARY_PATH]") !=
+          std::string::npos);
+    CHECK(text.find("needs nvJitLink >= 12.3") != std::string::npos);
+    CHECK(r.exit_code() == 2);
+    REQUIRE(r.libraries.size() == 1);
+    REQUIRE(r.libraries[0].cuda_needed.size() == 1);
+    CHECK(r.libraries[0].cuda_needed[0].reason == SearchReason::ld_library_path);
+  }
+  SECTION("without it, the wheel's own copy through RUNPATH: clean") {
+    const DoctorReport r = diagnose({w.cusparse.string()}, 90, "--sm", bare());
+    CHECK(with_id(r, "versioned-symbol-shortfall").empty());
+    REQUIRE(r.libraries[0].cuda_needed.size() == 1);
+    CHECK(r.libraries[0].cuda_needed[0].reason == SearchReason::runpath);
+    CHECK(r.exit_code() == 0);  // only the note that no driver is installed
+    CHECK(with_id(r, "driver-not-found").size() == 1);
+  }
+  SECTION("a site-packages folder: only nvidia/*/lib is read, versions come from the wheels' RECORD") {
+    const DoctorReport r = diagnose({w.sp.string()}, 90, "--sm", bare());
+    REQUIRE(r.libraries.size() == 2);
+    for (const auto& lib : r.libraries) {
+      REQUIRE(lib.cuda.has_value());
+      if (lib.cuda->family == "cusparse") {
+        CHECK(lib.version.version == "12.2.0.103");
+        CHECK(lib.version.source == "wheel RECORD (nvidia_cusparse_cu12)");
+      } else {
+        CHECK(lib.cuda->family == "nvJitLink");
+        CHECK(lib.version.version == "12.3.101");
+      }
+    }
+  }
+  SECTION("JSON and text outputs carry the id, severity, evidence and fix") {
+    const DoctorReport r = diagnose({w.cusparse.string()}, 90, "--sm", bare(w.old_jit_dir.string()));
+    auto j = nlohmann::json::parse(render_doctor_json(r));
+    CHECK(j["summary"]["errors"] == 1);
+    CHECK(j["summary"]["exit_code"] == 2);
+    CHECK(j["findings"][0]["id"] == "versioned-symbol-shortfall");
+    CHECK(j["findings"][0]["severity"] == "error");
+    CHECK_FALSE(j["findings"][0]["fix"].get<std::string>().empty());
+    CHECK(j["libraries"][0]["cuda_needed"][0]["reason"] == "LD_LIBRARY_PATH");
+    CHECK(j["libraries"][0]["version"] == "12.2.0.103");
+    const std::string text = render_doctor_text(r, false);
+    CHECK(text.find("ERRORS\n  [versioned-symbol-shortfall] libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_3") !=
+          std::string::npos);
+    CHECK(text.find("    fix: Put a copy of the providing library") != std::string::npos);
+    CHECK(text.find("libnvJitLink.so.12 => " + (w.old_jit_dir / "libnvJitLink.so.12").string() + " [LD_LIBRARY_PATH]") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("doctor: copies and majors of one library across the scanned set", "[doctor]") {
+  TempDir t;
+  const std::string src = "int cudaMalloc(void) { return 0; }\n";
+  fake_lib(t / "sys", "libcudart.so.12", src);
+  fake_lib(t / "wheel", "libcudart.so.12", src);
+  fake_lib(t / "cu13", "libcudart.so.13", src);
+  const DoctorReport r = diagnose({t.path.string()}, 90, "--sm", bare());
+  auto dup = with_id(r, "duplicate-library");
+  REQUIRE(dup.size() == 1);
+  CHECK(dup[0]->subject == "cudart.so.12");
+  CHECK(dup[0]->evidence.size() == 2);
+  auto mixed = with_id(r, "mixed-majors");
+  REQUIRE(mixed.size() == 1);
+  CHECK(mixed[0]->evidence.size() == 3);
+  CHECK(r.exit_code() == 1);
+
+  SECTION("one process loading two majors is an error") {
+    const fs::path both = fake_lib(t / "app", "libapp.so", "int app(void) { return 0; }\n", "",
+                                   "-Wl,--no-as-needed -L" + q(t / "wheel") + " -L" + q(t / "cu13") +
+                                       " -l:libcudart.so.12 -l:libcudart.so.13 -Wl,--enable-new-dtags -Wl,-rpath," +
+                                       (t / "wheel").string() + ":" + (t / "cu13").string());
+    const DoctorReport p = diagnose({both.string()}, 90, "--sm", bare());
+    auto in_process = with_id(p, "mixed-majors-in-process");
+    REQUIRE(in_process.size() == 1);
+    CHECK(in_process[0]->info().severity == Severity::error);
+    CHECK(p.exit_code() == 2);
+  }
+}
+
+TEST_CASE("doctor: the link-time stub libcuda on the search path", "[doctor]") {
+  TempDir t;
+  const fs::path stubs = t / "cuda/lib64/stubs";
+  fake_lib(stubs, "libcuda.so.1", "int cuInit(unsigned f) { (void)f; return 34; }\n");
+  fs::copy_file(stubs / "libcuda.so.1", stubs / "libcuda.so");
+  const fs::path app = fake_lib(t / "app", "libapp.so", "int cuInit(unsigned);\nint app(void) { return cuInit(0); }\n", "",
+                                "-L" + q(stubs) + " -l:libcuda.so.1");
+  const DoctorReport r = diagnose({app.string()}, 90, "--sm", bare(stubs.string()));
+  auto stub = with_id(r, "stub-libcuda");
+  REQUIRE(stub.size() >= 2);  // the app's own libcuda.so.1, and libcuda.so for Triton
+  CHECK(all_evidence(*stub[0]).find("/stubs/libcuda.so.1 [LD_LIBRARY_PATH]") != std::string::npos);
+  CHECK(with_id(r, "driver-not-found").empty());
+  CHECK(r.exit_code() == 2);
+}
+
+TEST_CASE("doctor: cuDNN sub-libraries from another folder", "[doctor]") {
+  TempDir t;
+  const fs::path home = t / "cudnn/lib", other = t / "elsewhere";
+  const fs::path cudnn = fake_lib(home, "libcudnn.so.9", "int cudnnCreate(void) { return 0; }\n", "",
+                                  "-Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN'");
+  fake_lib(home, "libcudnn_ops.so.9", "int ops(void) { return 0; }\n");
+  fake_lib(home, "libcudnn_cnn.so.9", "int cnn(void) { return 0; }\n");
+  fake_lib(other, "libcudnn_ops.so.9", "int ops(void) { return 1; }\n");
+
+  CHECK(with_id(diagnose({cudnn.string()}, 90, "--sm", bare()), "cudnn-split-folders").empty());
+  const DoctorReport r = diagnose({cudnn.string()}, 90, "--sm", bare(other.string()));
+  auto split = with_id(r, "cudnn-split-folders");
+  REQUIRE(split.size() == 1);
+  const std::string text = all_evidence(*split[0]);
+  INFO(text);
+  CHECK(text.find("libcudnn_ops.so.9 => " + (other / "libcudnn_ops.so.9").string() + " [LD_LIBRARY_PATH]") != std::string::npos);
+  CHECK(text.find("libcudnn_cnn.so.9 => " + (home / "libcudnn_cnn.so.9").string() + " [runpath") != std::string::npos);
+}
+
+TEST_CASE("doctor: fatbin coverage of the GPU", "[doctor]") {
+  TempDir t;
+  auto lib_with = [&](const std::string& name, const std::vector<FakeEntry>& entries) {
+    std::vector<std::uint8_t> image;
+    append_container(image, entries);
+    return fake_lib(t / "k", name,
+                    "__attribute__((section(\".nv_fatbin\"), used, aligned(8))) const unsigned char fb[] = {" + c_bytes(image) +
+                        "};\nint k(void) { return 0; }\n");
+  };
+  const fs::path ptx_only = lib_with("libptx.so", {{2, 80}, {1, 80, 0x11, 1000, 64, 0, 8, 0}});
+  const fs::path old_sass = lib_with("libold.so", {{2, 70}, {2, 80}});
+
+  SECTION("SASS for sm_80 only plus compute_80 PTX on sm_90: JIT at first use") {
+    const DoctorReport r = diagnose({ptx_only.string()}, 90, "--sm", bare());
+    auto jit = with_id(r, "fatbin-no-sass");
+    REQUIRE(jit.size() == 1);
+    CHECK(jit[0]->info().severity == Severity::warning);
+    CHECK(all_evidence(*jit[0]).find("1000 bytes of PTX") != std::string::npos);
+    CHECK(r.libraries[0].coverage->kind == CoverageKind::ptx_jit);
+    CHECK(r.exit_code() == 1);
+    auto j = nlohmann::json::parse(render_doctor_json(r));
+    CHECK(j["libraries"][0]["fatbin"]["arch_counts"]["sm_80"] == 1);
+    CHECK(j["libraries"][0]["fatbin"]["arch_counts"]["compute_80"] == 1);
+    CHECK(j["libraries"][0]["fatbin"]["coverage"] == "ptx_jit");
+  }
+  SECTION("the same on sm_86: SASS, clean") {
+    const DoctorReport r = diagnose({ptx_only.string()}, 86, "--sm", bare());
+    CHECK(with_id(r, "fatbin-no-sass").empty());
+    CHECK(r.libraries[0].coverage->kind == CoverageKind::sass);
+  }
+  SECTION("sm_70 + sm_80 SASS and no PTX on sm_90: no kernel image") {
+    const DoctorReport r = diagnose({old_sass.string()}, 90, "--sm", bare());
+    auto none = with_id(r, "fatbin-no-kernel-image");
+    REQUIRE(none.size() == 1);
+    CHECK(none[0]->info().severity == Severity::error);
+    CHECK(r.exit_code() == 2);
+  }
+  SECTION("with no GPU to ask, sm 90 is assumed and said so") {
+    const DoctorReport r = diagnose({old_sass.string()}, 90, "assumed", bare());
+    CHECK(with_id(r, "sm-assumed").size() == 1);
+  }
+}
+
+TEST_CASE("doctor: bad input is reported, never a crash", "[doctor]") {
+  TempDir t;
+  write_text(t / "notelf.so", "hello");
+  const fs::path good = fake_lib(t / "ok", "libok.so", "int ok(void) { return 0; }\n");
+  copy_truncated(good, t / "libcut.so", 100);
+  const DoctorReport r = diagnose({(t / "missing").string(), (t / "notelf.so").string(), (t / "libcut.so").string(), good.string()},
+                                  90, "--sm", bare());
+  auto bad = with_id(r, "unreadable-file");
+  REQUIRE(bad.size() == 3);
+  for (const auto* f : bad) CHECK(f->message.find(t.path.string()) != std::string::npos);
+  CHECK(r.libraries.size() == 1);
+  CHECK(r.exit_code() == 1);
+  CHECK_FALSE(render_doctor_text(r, false).empty());
+}
