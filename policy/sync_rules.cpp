@@ -92,7 +92,8 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
   static recorder::CounterTotals t;
   recorder::sum_slots(t);
   auto ev = [](recorder::Event e) { return recorder::g_events[static_cast<int>(e)].load(std::memory_order_relaxed); };
-  if (t.legacy_stream_launches > 0 && ev(recorder::Event::blocking_streams_created) > 0)
+  // Both streams really in use: launches on the legacy stream and on a blocking one.
+  if (t.legacy_stream_launches > g_thresholds.warmup_hits && t.blocking_stream_launches > g_thresholds.warmup_hits)
     agg[static_cast<int>(Finding::legacy_stream)].count += t.legacy_stream_launches;
   const uint64_t thread_sync = t.calls[static_cast<size_t>(HookId::cudaThreadSynchronize)];
   if (thread_sync + ev(recorder::Event::blocking_sync_flag) > 0) {
@@ -124,6 +125,7 @@ void for_each_finding(uint64_t wall_ns, F&& f) {
 const RuleRow& rule_row(Finding f) { return kRows[static_cast<int>(f)]; }
 
 void configure_sync(const Policy& p) {
+  g_thresholds.call_sites = p.flag(Setting::SITES);
   g_thresholds.warmup_hits = std::strtoull(p.get(Setting::SYNC_WARMUP_HITS).c_str(), nullptr, 10);
   g_thresholds.readback_max_bytes = std::strtoull(p.get(Setting::SYNC_READBACK_MAX_BYTES).c_str(), nullptr, 10);
 }

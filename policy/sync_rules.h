@@ -30,6 +30,7 @@ struct RuleRow {
 const RuleRow& rule_row(Finding f);
 
 struct SyncThresholds {
+  bool call_sites = true;  // sync.call_sites
   uint64_t warmup_hits = 10;
   uint64_t readback_max_bytes = 4096;
 };

@@ -44,6 +44,7 @@ void sum_slots(CounterTotals& out) {
     }
     out.blocked_outer_ns += slot.blocked_outer_ns.load(std::memory_order_relaxed);
     out.legacy_stream_launches += slot.legacy_stream_launches.load(std::memory_order_relaxed);
+    out.blocking_stream_launches += slot.blocking_stream_launches.load(std::memory_order_relaxed);
   }
   out.threads = used;
 }
@@ -62,6 +63,7 @@ void reset_slots() {
     }
     slot.blocked_outer_ns.store(0, std::memory_order_relaxed);
     slot.legacy_stream_launches.store(0, std::memory_order_relaxed);
+    slot.blocking_stream_launches.store(0, std::memory_order_relaxed);
   }
 }
 

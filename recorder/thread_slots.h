@@ -23,7 +23,8 @@ struct HookCounters {
 struct ThreadSlot {
   HookCounters hooks[kHookCount];
   std::atomic<uint64_t> blocked_outer_ns;        // blocked ticks of outermost hooks only
-  std::atomic<uint64_t> legacy_stream_launches;  // launches on the legacy default stream
+  std::atomic<uint64_t> legacy_stream_launches;    // launches on the legacy default stream
+  std::atomic<uint64_t> blocking_stream_launches;  // launches on a blocking stream the program created
   std::atomic<uint32_t> tid;
   bool shared;  // the overflow slot: updated with fetch_add
 };
@@ -70,6 +71,7 @@ struct CounterTotals {
   uint64_t last_error[kHookCount];
   uint64_t blocked_outer_ns;
   uint64_t legacy_stream_launches;
+  uint64_t blocking_stream_launches;
   uint32_t threads;
 };
 void sum_slots(CounterTotals& out);

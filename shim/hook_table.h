@@ -135,8 +135,8 @@
   CUDASHIM_PT2(X, cuLaunchCooperativeKernel, _ptsz, launch, LAUNCH, NONE, PFN_cuLaunchCooperativeKernel_v9000, (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void** kernelParams), (f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams), (hStream)) \
   CUDASHIM_PT2(X, cuGraphLaunch, _ptsz, launch, LAUNCH, NONE, PFN_cuGraphLaunch_v10000, (CUgraphExec hGraphExec, CUstream hStream), (hGraphExec, hStream), (hStream)) \
   /* streams and contexts */ \
-  X(cuStreamCreate, stream, STREAM, NONE, PFN_cuStreamCreate_v2000, (CUstream* phStream, unsigned int Flags), (phStream, Flags), (Flags)) \
-  X(cuStreamCreateWithPriority, stream, STREAM, NONE, PFN_cuStreamCreateWithPriority_v5050, (CUstream* phStream, unsigned int flags, int priority), (phStream, flags, priority), (flags)) \
+  X(cuStreamCreate, stream, STREAM, NONE, PFN_cuStreamCreate_v2000, (CUstream* phStream, unsigned int Flags), (phStream, Flags), (Flags, phStream)) \
+  X(cuStreamCreateWithPriority, stream, STREAM, NONE, PFN_cuStreamCreateWithPriority_v5050, (CUstream* phStream, unsigned int flags, int priority), (phStream, flags, priority), (flags, phStream)) \
   X(cuStreamDestroy_v2, stream, PASS, NONE, PFN_cuStreamDestroy_v4000, (CUstream hStream), (hStream), ()) \
   X(cuDevicePrimaryCtxSetFlags_v2, context, CTXFLAGS, NONE, PFN_cuDevicePrimaryCtxSetFlags_v11000, (CUdevice dev, unsigned int flags), (dev, flags), (flags)) \
   X(cuCtxCreate, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v2000, (CUcontext* pctx, unsigned int flags, CUdevice dev), (pctx, flags, dev), (flags)) \

@@ -25,11 +25,14 @@ CUDASHIM_RUNTIME_HOOKS(CUDASHIM_DECLARE_RUNTIME)
 
 namespace cudashim::shim {
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // &cudaThreadSynchronize, on purpose
 void* const g_wrappers[kHookCount] = {
 #define CUDASHIM_WRAPPER_ADDR(NAME, ...) reinterpret_cast<void*>(&::NAME),
     CUDASHIM_DRIVER_HOOKS(CUDASHIM_WRAPPER_ADDR) CUDASHIM_RUNTIME_HOOKS(CUDASHIM_WRAPPER_ADDR)
 #undef CUDASHIM_WRAPPER_ADDR
 };
+#pragma GCC diagnostic pop
 
 namespace {
 

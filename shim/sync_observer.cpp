@@ -66,6 +66,7 @@ uint64_t maybe_sample_cpu(recorder::CallScope& scope) {
 }
 
 void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
+  if (!policy::sync_thresholds().call_sites) return;
   if (!g_python_looked.load(std::memory_order_relaxed)) {
     install_python_readers();
     g_python_looked.store(true, std::memory_order_relaxed);
@@ -104,12 +105,36 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   }
 }
 
-void note_stream_created(unsigned int flags) {
-  if ((flags & CU_STREAM_NON_BLOCKING) == 0) rec::count_event(rec::Event::blocking_streams_created);
+std::atomic<uint32_t> g_blocking_stream_count{0};
+std::atomic<CUstream> g_blocking_streams[64];
+
+void note_stream_created(unsigned int flags, CUstream stream) {
+  if ((flags & CU_STREAM_NON_BLOCKING) != 0) return;
+  rec::count_event(rec::Event::blocking_streams_created);
+  const uint32_t i = g_blocking_stream_count.load(std::memory_order_relaxed);
+  if (i < 64) {
+    g_blocking_streams[i].store(stream, std::memory_order_relaxed);
+    g_blocking_stream_count.store(i + 1, std::memory_order_release);  // one creator at a time is enough here
+  }
+}
+
+void note_blocking_stream_launch(rec::ThreadState& ts) {
+  rec::bump(ts, ts.slot->blocking_stream_launches, 1);
+  static std::atomic<bool> announced{false};
+  const uint64_t warm = policy::sync_thresholds().warmup_hits;
+  if (ts.slot->blocking_stream_launches.load(std::memory_order_relaxed) > warm &&
+      ts.slot->legacy_stream_launches.load(std::memory_order_relaxed) > warm && !announced.exchange(true)) {
+    const policy::RuleRow& row = policy::rule_row(policy::Finding::legacy_stream);
+    log_message(LogLevel::warn, "[{}] {}: {}", row.id, row.title, row.fix);
+  }
 }
 
 void note_context_flags(HookId, unsigned int flags) {
-  if (flags & CU_CTX_BLOCKING_SYNC) rec::count_event(rec::Event::blocking_sync_flag);
+  if ((flags & CU_CTX_BLOCKING_SYNC) == 0) return;
+  if (rec::g_events[static_cast<int>(rec::Event::blocking_sync_flag)].fetch_add(1, std::memory_order_relaxed) == 0) {
+    const policy::RuleRow& row = policy::rule_row(policy::Finding::deprecated_api);
+    log_message(LogLevel::warn, "[{}] {}: {}", row.id, row.title, row.fix);
+  }
 }
 
 }  // namespace cudashim::shim

@@ -1,6 +1,7 @@
 // sync_observer.h: what a blocking call, a copy, an allocation or a free tells
 // about the program's synchronization habits, noted at its call site.
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "recorder/recorder.h"
@@ -27,7 +28,23 @@ void observe(HookId id, const void* return_address, uint64_t ticks, const CallFa
 uint64_t maybe_sample_cpu(recorder::CallScope& scope);
 
 // A stream was created with `flags` (CU_STREAM_DEFAULT streams are blocking).
-void note_stream_created(unsigned int flags);
+void note_stream_created(unsigned int flags, CUstream stream);
+
+extern std::atomic<uint32_t> g_blocking_stream_count;
+extern std::atomic<CUstream> g_blocking_streams[64];
+
+// Counts a launch on a blocking stream; announces the legacy-stream finding once
+// when this thread uses both that and the legacy default stream past warm-up.
+void note_blocking_stream_launch(recorder::ThreadState& ts);
+
+// True when `stream` is one of the (first 64) blocking streams created. Launch
+// path: nothing to scan while the program created none.
+inline bool is_blocking_stream(CUstream stream) {
+  const uint32_t n = g_blocking_stream_count.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < n && i < 64; ++i)
+    if (g_blocking_streams[i].load(std::memory_order_relaxed) == stream) return true;
+  return false;
+}
 
 // A context was created or the primary context's flags set: note deprecated flags.
 void note_context_flags(HookId id, unsigned int flags);

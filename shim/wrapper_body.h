@@ -62,11 +62,14 @@
   if (r == 0) ::cudashim::policy::cap_total_mem(DEV, BYTES);
 // Work on the legacy default stream: stream 0 (or CU_STREAM_LEGACY) through an
 // entry point that is not per-thread. One compare and one slot store.
+// Work on a blocking stream that cudashim saw created: the two together serialize.
 #define CUDASHIM_POST_LAUNCH(STREAM)                                                                     \
   if (!::cudashim::hook_info(kId).per_thread && ((STREAM) == nullptr || (STREAM) == CU_STREAM_LEGACY)) \
-    ::cudashim::recorder::bump(scope.thread(), scope.thread().slot->legacy_stream_launches, 1);
-#define CUDASHIM_POST_STREAM(FLAGS) \
-  if (r == 0) ::cudashim::shim::note_stream_created(FLAGS);
+    ::cudashim::recorder::bump(scope.thread(), scope.thread().slot->legacy_stream_launches, 1);          \
+  else if (::cudashim::shim::is_blocking_stream(STREAM))                                                 \
+    ::cudashim::shim::note_blocking_stream_launch(scope.thread());
+#define CUDASHIM_POST_STREAM(FLAGS, PSTREAM) \
+  if (r == 0 && (PSTREAM) != nullptr) ::cudashim::shim::note_stream_created(FLAGS, *(PSTREAM));
 #define CUDASHIM_POST_CTXFLAGS(FLAGS) \
   if (r == 0) ::cudashim::shim::note_context_flags(kId, FLAGS);
 

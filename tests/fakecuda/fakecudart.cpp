@@ -409,6 +409,10 @@ FCRT_EXPORT cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t* pStream) {
   if (pStream == nullptr) return note(cudaErrorInvalidValue);
   return with_driver(false, true, [&](const Driver& d) { return to_rt(d.streamCreate(pStream, 0)); });
 }
+FCRT_EXPORT cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
+  if (pStream == nullptr) return note(cudaErrorInvalidValue);
+  return with_driver(false, true, [&](const Driver& d) { return to_rt(d.streamCreate(pStream, flags)); });
+}
 FCRT_EXPORT cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream) {
   return with_driver(false, true, [&](const Driver& d) { return to_rt(d.streamDestroy(stream)); });
 }

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""sync_rules.py SHIM FAKECUDA_DIR PROG: each sync rule's trigger and non-trigger.
+
+Every mode of tests/progs/sync_rules.cpp runs under the shim with the test double's
+synchronizing calls delayed by 300 us. The mode's finding must appear, counting at
+least the 40 steps (minus the warm-up), and where the mode's calls block, with at
+least that many delays of blocked time; "clean" must yield no warning-level finding.
+"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+DELAY_US = 300
+STEPS = 40
+# mode -> (finding id, does each step block on a delayed call?)
+MODES = {
+    "readback": ("sync.scalar-readback", True),
+    "explicit_sync": ("sync.explicit-in-loop", True),
+    "churn": ("alloc.churn-after-warmup", True),
+    "pageable": ("copy.async-from-pageable", False),
+    "sync_copy": ("copy.synchronous", True),
+    "legacy": ("stream.legacy-default", False),
+    "pinned": ("memory.pinned-in-loop", True),
+    "deprecated": ("api.deprecated-sync", False),  # the flag path carries no blocked time
+}
+
+
+def run(shim, fake, prog, mode, extra_env=None):
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=fake, CUDASHIM_OUT=out,
+                   FAKECUDA_SYNC_DELAY_US=str(DELAY_US), CUDASHIM_LOG_LEVEL="warn", **(extra_env or {}))
+        p = subprocess.run([prog, mode], env=env, capture_output=True, text=True, timeout=120)
+        reps = [json.load(open(f)) for f in glob.glob(os.path.join(out, "cudashim-*.json"))]
+        return p, reps
+
+
+def main():
+    shim, fake, prog = sys.argv[1:4]
+    errors = []
+    for mode, (fid, blocks) in MODES.items():
+        p, reps = run(shim, fake, prog, mode)
+        if p.returncode != 0 or len(reps) != 1:
+            errors.append(f"{mode}: exit {p.returncode}, {len(reps)} reports: {p.stderr[-500:]}")
+            continue
+        f = [x for x in reps[0]["findings"] if x["id"] == fid]
+        if not f:
+            errors.append(f"{mode}: no {fid} finding; findings: {[x['id'] for x in reps[0]['findings']]}")
+            continue
+        f = f[0]
+        if f["count"] < STEPS - 10 and mode != "deprecated":
+            errors.append(f"{mode}: {fid} counts {f['count']}, expected >= {STEPS - 10}")
+        if blocks and f["blocked_ns"] < (STEPS - 10) * DELAY_US * 1000:
+            errors.append(f"{mode}: {fid} blocked {f['blocked_ns']} ns, expected >= {(STEPS - 10) * DELAY_US} us")
+        if f"[{fid}]" not in p.stderr:
+            errors.append(f"{mode}: no live warning line for {fid} on stderr")
+        print(f"{mode}: {fid} count {f['count']} blocked {f['blocked_ns'] / 1e6:.1f} ms at {f['sites'][0]['where'] if f['sites'] else '-'}")
+    p, reps = run(shim, fake, prog, "clean")
+    warn = [x["id"] for r in reps for x in r["findings"] if x["severity"] in ("warning", "error")]
+    if p.returncode != 0 or warn:
+        errors.append(f"clean: exit {p.returncode}, warning-level findings {warn}")
+    print(f"clean: warning-level findings {warn}")
+    # CUDA_LAUNCH_BLOCKING=1 is a finding of its own
+    p, reps = run(shim, fake, prog, "clean", {"CUDA_LAUNCH_BLOCKING": "1"})
+    if not any(x["id"] == "env.launch-blocking" for r in reps for x in r["findings"]):
+        errors.append("CUDA_LAUNCH_BLOCKING=1 gave no env.launch-blocking finding")
+    for e in errors:
+        print("FAIL: " + e)
+    if not errors:
+        print(f"ok: {len(MODES)} rules trigger with their blocked time; the clean control triggers none")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

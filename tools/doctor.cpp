@@ -1,0 +1,101 @@
+// `cudashim doctor`: the command-line glue around diagnose().
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "tools/doctor.h"
+
+namespace cudashim::tools {
+namespace {
+
+// The first GPU's compute capability from nvidia-smi ("9.0" -> 90), or 0 when there is no
+// nvidia-smi, no driver or no GPU. Doctor must work with none of them.
+int sm_from_nvidia_smi() {
+  FILE* pipe = popen("nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null", "r");
+  if (pipe == nullptr) return 0;
+  char line[64] = {};
+  const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
+  char rest[256];
+  while (std::fgets(rest, sizeof rest, pipe) != nullptr) {  // drain the other GPUs' lines
+  }
+  const int status = pclose(pipe);
+  if (!got || status != 0) return 0;
+  int major = 0, minor = 0;
+  if (std::sscanf(line, "%d.%d", &major, &minor) != 2 || major <= 0 || major > 99 || minor < 0 || minor > 9) return 0;
+  return major * 10 + minor;
+}
+
+}  // namespace
+
+int parse_compute_capability(const std::string& text) {
+  std::string t = text;
+  for (const char* prefix : {"sm_", "compute_", "sm"})
+    if (t.rfind(prefix, 0) == 0) {
+      t = t.substr(std::string(prefix).size());
+      break;
+    }
+  if (!t.empty() && (t.back() == 'a' || t.back() == 'f')) t.pop_back();  // sm_90a, sm_100f: same device
+  int major = 0, minor = 0, used = 0;
+  if (std::sscanf(t.c_str(), "%d.%d%n", &major, &minor, &used) == 2 && used == static_cast<int>(t.size()))
+    return major > 0 && major < 100 && minor >= 0 && minor <= 9 ? major * 10 + minor : 0;
+  int whole = 0;
+  used = 0;
+  if (std::sscanf(t.c_str(), "%d%n", &whole, &used) == 1 && used == static_cast<int>(t.size()) && whole >= 10 && whole < 1000)
+    return whole;
+  return 0;
+}
+
+int run_doctor(const DoctorOptions& options) {
+  symbols::SearchEnv env;
+  if (options.ld_library_path) {
+    env.ld_library_path = *options.ld_library_path;
+  } else if (const char* llp = std::getenv("LD_LIBRARY_PATH")) {
+    env.ld_library_path = llp;
+  }
+  auto cache = symbols::read_ld_cache(options.ld_cache_path);
+  if (cache.ok()) env.cache = std::move(cache).value();
+
+  int sm = 0;
+  std::string sm_source = "--sm";
+  if (!options.sm.empty()) {
+    sm = parse_compute_capability(options.sm);
+    if (sm <= 0) {
+      fmt::print(stderr, "doctor: --sm {}: expected a compute capability such as 90, 9.0 or sm_90\n", options.sm);
+      return 3;
+    }
+  } else {
+    sm = sm_from_nvidia_smi();
+    sm_source = "nvidia-smi";
+  }
+  if (sm <= 0) {
+    sm = 90;
+    sm_source = "assumed";
+  }
+
+  const bool tty = isatty(2) != 0;
+  DoctorProgress progress;
+  if (tty) {
+    progress = [](std::size_t i, std::size_t n, const std::string& path) {
+      fmt::print(stderr, "\r\033[Kdoctor: [{}/{}] {}", i + 1, n, path);
+      std::fflush(stderr);
+    };
+  }
+  DoctorReport report = diagnose(options.paths, sm, sm_source, env, progress);
+  if (tty) fmt::print(stderr, "\r\033[K");
+  if (!cache.ok() && !options.json) fmt::print(stderr, "note: {} (the loader cache is left out)\n", cache.error());
+
+  if (options.json) {
+    std::cout << render_doctor_json(report);
+  } else {
+    const bool color = isatty(1) != 0 && std::getenv("NO_COLOR") == nullptr;
+    std::cout << render_doctor_text(report, color);
+  }
+  std::cout.flush();
+  return report.exit_code();
+}
+
+}  // namespace cudashim::tools

@@ -1,0 +1,87 @@
+// `cudashim doctor`: offline checks of binaries, libraries, folders and Python environments,
+// with no GPU and no driver needed. What the loader will pick and why, versioned-symbol
+// shortfalls, fatbin coverage of the GPU, duplicate or mixed CUDA libraries.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "symbols/cuda_library.h"
+#include "symbols/fatbin.h"
+#include "symbols/findings.h"
+#include "symbols/loader_search.h"
+
+namespace cudashim::tools {
+
+struct DoctorOptions {
+  std::vector<std::string> paths;  // files, folders, site-packages folders
+  bool json = false;
+  std::string sm;                  // "90", "9.0", "sm_90"; "" = from nvidia-smi, else 90 with a note
+  std::optional<std::string> ld_library_path;  // nullopt = the environment's LD_LIBRARY_PATH
+  std::string ld_cache_path = "/etc/ld.so.cache";
+};
+
+// A version and where it was read from.
+struct LibraryVersion {
+  std::string version;  // "12.2.0.103", "12" (major only), "" when unknown
+  std::string source;   // "file name", "wheel RECORD (nvidia_cusparse_cu12)", "soname", ...
+};
+
+// What doctor learned about one scanned ELF file.
+struct LibraryReport {
+  std::string path;       // as scanned (the alias named like the soname when there are several)
+  std::string real_path;  // symlinks resolved
+  std::string soname;
+  std::optional<symbols::CudaLibraryName> cuda;  // set for a CUDA-family library
+  LibraryVersion version;
+  std::vector<symbols::Resolution> cuda_needed;  // how the loader finds its CUDA-family DT_NEEDED
+  std::optional<symbols::Coverage> coverage;     // of the .nv_fatbin the CUDA runtime registers
+  std::optional<symbols::Coverage> embedded_coverage;  // of fatbins embedded elsewhere (cuFFT's)
+  std::size_t fatbin_entries = 0;
+  std::vector<std::string> fatbin_arch_counts;   // "sm_90 221", "compute_120 287", "embedded sm_90 393", ... sorted
+  int fatbin_embedded_containers = 0;            // containers found outside .nv_fatbin
+};
+
+struct DoctorReport {
+  int sm = 90;
+  std::string sm_source;  // "--sm", "nvidia-smi", "assumed"
+  std::vector<LibraryReport> libraries;
+  std::vector<symbols::Finding> findings;  // sorted: errors, warnings, info
+  // 2 with an error, 1 with a warning, else 0.
+  int exit_code() const;
+};
+
+// Called before each file is examined (i from 0, of n).
+using DoctorProgress = std::function<void(std::size_t i, std::size_t n, const std::string& path)>;
+
+// The ELF files `paths` stand for: files as given, folders walked recursively (*.so* and
+// executables), site-packages folders narrowed to torch/lib and nvidia/*/lib. Paths that do
+// not exist or are not ELF land in `problems`. Sorted, one per real file.
+std::vector<std::string> collect_elf_files(const std::vector<std::string>& paths, std::vector<std::string>& problems);
+
+// The version of a CUDA-family library: from its full file name (libcudart.so.12.9.79), the
+// wheel RECORD that lists it, its symbols (nvJitLink's API level), else its soname's major.
+LibraryVersion library_version(const std::string& path, const std::string& real_path,
+                               const symbols::CudaLibraryName& name, const symbols::ElfFacts& facts);
+
+// Runs every check on `paths` for a GPU of compute capability `sm`. Never throws.
+DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source,
+                      const symbols::SearchEnv& env, const DoctorProgress& progress = {});
+
+// The human report: findings grouped by severity, each with its fix, then the libraries.
+std::string render_doctor_text(const DoctorReport& report, bool color);
+
+// The JSON report (schema: {"sm", "sm_source", "summary", "findings", "libraries"}).
+std::string render_doctor_json(const DoctorReport& report);
+
+// A compute capability as doctor takes it: "90", "9.0", "sm_90", "sm_90a", "compute_90" -> 90;
+// "12.0" -> 120. Returns 0 for anything else.
+int parse_compute_capability(const std::string& text);
+
+// `cudashim doctor`: prints the report; returns the exit code (0 clean, 1 warnings, 2 errors,
+// 3 for a bad --sm).
+int run_doctor(const DoctorOptions& options);
+
+}  // namespace cudashim::tools

@@ -1,0 +1,139 @@
+// doctor's two outputs: the human report and the JSON one.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tools/doctor.h"
+
+namespace cudashim::tools {
+using namespace cudashim::symbols;
+
+namespace {
+
+const char* color_of(Severity s) { return s == Severity::error ? "\033[31m" : s == Severity::warning ? "\033[33m" : "\033[36m"; }
+
+std::string resolution_line(const Resolution& r) {
+  if (!r.found()) return fmt::format("{} => not found ({} places tried)", r.name, r.tried.size());
+  std::string why = reason_name(r.reason);
+  if ((r.reason == SearchReason::rpath || r.reason == SearchReason::runpath) && !r.from.empty()) why += " of " + r.from;
+  return fmt::format("{} => {} [{}]", r.name, r.path, why);
+}
+
+nlohmann::json resolution_json(const Resolution& r) {
+  nlohmann::json tried = nlohmann::json::array();
+  for (const auto& t : r.tried)
+    tried.push_back({{"dir", t.dir}, {"path", t.path}, {"reason", reason_name(t.reason)}, {"from", t.from}, {"outcome", t.outcome}});
+  return {{"name", r.name}, {"path", r.path}, {"reason", reason_name(r.reason)}, {"from", r.from}, {"tried", tried}};
+}
+
+}  // namespace
+
+std::string render_doctor_text(const DoctorReport& report, bool color) {
+  std::string out;
+  const char* reset = color ? "\033[0m" : "";
+  int counts[3] = {0, 0, 0};
+  for (const auto& f : report.findings) ++counts[static_cast<int>(f.info().severity)];
+  out += fmt::format("cudashim doctor: {} files, GPU sm_{} ({}): {} errors, {} warnings, {} notes\n",
+                     report.libraries.size(), report.sm, report.sm_source, counts[2], counts[1], counts[0]);
+  for (Severity sev : {Severity::error, Severity::warning, Severity::info}) {
+    if (counts[static_cast<int>(sev)] == 0) continue;
+    static constexpr const char* kTitles[] = {"NOTES", "WARNINGS", "ERRORS"};
+    out += fmt::format("\n{}{}{}\n", color ? color_of(sev) : "", kTitles[static_cast<int>(sev)], reset);
+    for (const auto& f : report.findings) {
+      if (f.info().severity != sev) continue;
+      out += fmt::format("  [{}] {}\n", f.info().name, f.message);
+      for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
+      out += fmt::format("    fix: {}\n", f.info().advice);
+    }
+  }
+  bool header = false;
+  for (const auto& lib : report.libraries) {
+    if (!lib.cuda && lib.cuda_needed.empty() && !lib.coverage && !lib.embedded_coverage) continue;
+    if (!header) out += "\nLIBRARIES\n";
+    header = true;
+    std::string what = lib.cuda ? fmt::format("{} {} ({})", lib.cuda->family,
+                                              lib.version.version.empty() ? "?" : lib.version.version, lib.version.source)
+                                : std::string("uses CUDA");
+    out += fmt::format("  {}: {}\n", lib.path, what);
+    auto coverage_line = [&](const char* what, const Coverage& c) {
+      if (c.containers == 0) {
+        out += fmt::format("      {}: no kernels ({} containers, all empty)\n", what, c.containers_empty);
+        return;
+      }
+      out += fmt::format("      {}: {} for sm_{} ({} containers with kernels: {} SASS, {} PTX only, {} neither; {} empty)\n",
+                         what, coverage_name(c.kind), c.sm, c.containers, c.containers_sass, c.containers_ptx_only,
+                         c.containers_none, c.containers_empty);
+    };
+    if (lib.coverage) coverage_line("fatbin", *lib.coverage);
+    if (lib.embedded_coverage) coverage_line("embedded fatbins", *lib.embedded_coverage);
+    for (const auto& r : lib.cuda_needed) out += "      " + resolution_line(r) + "\n";
+  }
+  if (report.findings.empty()) out += "\nno problems found\n";
+  return out;
+}
+
+std::string render_doctor_json(const DoctorReport& report) {
+  nlohmann::json findings = nlohmann::json::array();
+  int counts[3] = {0, 0, 0};
+  for (const auto& f : report.findings) {
+    ++counts[static_cast<int>(f.info().severity)];
+    findings.push_back({{"id", f.info().name},
+                        {"severity", severity_name(f.info().severity)},
+                        {"subject", f.subject},
+                        {"message", f.message},
+                        {"evidence", f.evidence},
+                        {"fix", f.info().advice}});
+  }
+  nlohmann::json libs = nlohmann::json::array();
+  for (const auto& lib : report.libraries) {
+    nlohmann::json j = {{"path", lib.path}, {"real_path", lib.real_path}, {"soname", lib.soname}};
+    if (lib.cuda) {
+      j["family"] = lib.cuda->family;
+      j["major"] = lib.cuda->major;
+      j["version"] = lib.version.version;
+      j["version_source"] = lib.version.source;
+    }
+    nlohmann::json needed = nlohmann::json::array();
+    for (const auto& r : lib.cuda_needed) needed.push_back(resolution_json(r));
+    j["cuda_needed"] = needed;
+    if (lib.coverage) {
+      const Coverage& c = *lib.coverage;
+      nlohmann::json arch_counts = nlohmann::json::object(), embedded = nlohmann::json::object();
+      for (const auto& line : lib.fatbin_arch_counts) {
+        const auto space = line.rfind(' ');
+        const std::string key = line.substr(0, space);
+        const int n = std::stoi(line.substr(space + 1));
+        if (key.rfind("embedded ", 0) == 0)
+          embedded[key.substr(9)] = n;
+        else
+          arch_counts[key] = n;
+      }
+      j["fatbin"] = {{"sm", c.sm},
+                     {"coverage", coverage_name(c.kind)},
+                     {"entries", lib.fatbin_entries},
+                     {"containers", c.containers},
+                     {"containers_sass", c.containers_sass},
+                     {"containers_ptx_only", c.containers_ptx_only},
+                     {"containers_none", c.containers_none},
+                     {"ptx_jit_bytes", c.ptx_jit_bytes},
+                     {"best_sass", c.best_sass},
+                     {"best_ptx", c.best_ptx},
+                     {"containers_empty", c.containers_empty},
+                     {"arch_counts", arch_counts},
+                     {"embedded_containers", lib.fatbin_embedded_containers},
+                     {"embedded_arch_counts", embedded}};
+      if (lib.embedded_coverage) j["fatbin"]["embedded_coverage"] = coverage_name(lib.embedded_coverage->kind);
+    }
+    libs.push_back(std::move(j));
+  }
+  nlohmann::json doc = {{"tool", "cudashim doctor"},
+                        {"version", 1},
+                        {"sm", report.sm},
+                        {"sm_source", report.sm_source},
+                        {"summary", {{"errors", counts[2]}, {"warnings", counts[1]}, {"info", counts[0]}, {"exit_code", report.exit_code()}}},
+                        {"findings", findings},
+                        {"libraries", libs}};
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace cudashim::tools

@@ -1,0 +1,481 @@
+// doctor's checks: which files to look at, what each one is, and the findings.
+#include <elf.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <system_error>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "symbols/version_check.h"
+#include "tools/doctor.h"
+
+namespace cudashim::tools {
+namespace fs = std::filesystem;
+using namespace cudashim::symbols;
+
+namespace {
+
+constexpr std::size_t kMaxWalkEntries = 500000;  // folder entries visited in one scan
+constexpr std::size_t kMaxElfFiles = 50000;
+constexpr std::size_t kMaxEvidence = 12;         // lines of one list in one finding
+
+bool has_elf_magic(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+}
+
+bool is_dir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec);
+}
+
+// A folder of a Python environment: holds nvidia/ (CUDA wheels) or torch/lib.
+bool looks_like_site_packages(const fs::path& dir) { return is_dir(dir / "nvidia") || is_dir(dir / "torch" / "lib"); }
+
+// Candidate file names in a folder walk: shared objects and executables.
+bool worth_reading(const fs::directory_entry& e) {
+  std::error_code ec;
+  if (!e.is_regular_file(ec)) return false;
+  const std::string name = e.path().filename().string();
+  if (name.find(".so") != std::string::npos) return true;
+  auto perms = e.status(ec).permissions();
+  return !ec && (perms & fs::perms::owner_exec) != fs::perms::none;
+}
+
+void walk(const fs::path& dir, std::vector<fs::path>& out, std::size_t& visited, std::vector<std::string>& problems) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  if (ec) {
+    problems.push_back(dir.string() + ": cannot read folder (" + ec.message() + ")");
+    return;
+  }
+  for (; it != end; it.increment(ec)) {
+    if (ec) break;
+    if (++visited > kMaxWalkEntries) {
+      problems.push_back(dir.string() + ": more than " + std::to_string(kMaxWalkEntries) + " entries, the rest is skipped");
+      return;
+    }
+    if (worth_reading(*it) && has_elf_magic(it->path())) out.push_back(it->path());
+    if (out.size() >= kMaxElfFiles) return;
+  }
+}
+
+// Of several names of one file, the one a loader would ask for: "libx.so.12" over
+// "libx.so" and "libx.so.12.1.0" (one version component), else the shortest.
+bool better_alias(const fs::path& a, const fs::path& b) {
+  auto rank = [](const fs::path& p) {
+    const std::string n = p.filename().string();
+    const std::size_t so = n.find(".so.");
+    const bool one_component = so != std::string::npos && n.find('.', so + 4) == std::string::npos;
+    return std::make_pair(one_component ? 0 : 1, n.size());
+  };
+  return rank(a) < rank(b) || (rank(a) == rank(b) && a.string() < b.string());
+}
+
+// The RECORD files of the wheels installed in one folder, read once per scan.
+class WheelRecords {
+ public:
+  // The distribution that lists `path` in its RECORD ("nvidia_cusparse_cu12", "12.2.0.103").
+  std::optional<std::pair<std::string, std::string>> owner_of(const fs::path& path) {
+    fs::path dir = path.parent_path();
+    for (int up = 0; up < 8 && !dir.empty(); ++up) {
+      for (const auto& wheel : wheels_in(dir)) {
+        const std::string rel = path.lexically_relative(dir).generic_string();
+        if (wheel.files.count(rel) != 0) return std::make_pair(wheel.name, wheel.version);
+      }
+      if (dir == dir.root_path()) break;
+      dir = dir.parent_path();
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Wheel {
+    std::string name, version;
+    std::unordered_set<std::string> files;
+  };
+  const std::vector<Wheel>& wheels_in(const fs::path& dir) {
+    auto it = cache_.find(dir.string());
+    if (it != cache_.end()) return it->second;
+    std::vector<Wheel> wheels;
+    std::error_code ec;
+    fs::directory_iterator di(dir, fs::directory_options::skip_permission_denied, ec), end;
+    std::size_t seen = 0;
+    for (; !ec && di != end && ++seen < 20000; di.increment(ec)) {
+      const std::string n = di->path().filename().string();
+      const std::string suffix = ".dist-info";
+      if (n.size() <= suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
+      const std::string stem = n.substr(0, n.size() - suffix.size());
+      const std::size_t dash = stem.find('-');
+      if (dash == std::string::npos) continue;
+      std::ifstream record(di->path() / "RECORD");
+      if (!record) continue;
+      Wheel w{stem.substr(0, dash), stem.substr(dash + 1), {}};
+      std::string line;
+      while (std::getline(record, line) && w.files.size() < 200000) w.files.insert(line.substr(0, line.find(',')));
+      wheels.push_back(std::move(w));
+    }
+    return cache_.emplace(dir.string(), std::move(wheels)).first->second;
+  }
+  std::unordered_map<std::string, std::vector<Wheel>> cache_;
+};
+
+LibraryVersion version_with(const std::string& path, const std::string& real_path, const CudaLibraryName& name,
+                            const ElfFacts& facts, WheelRecords& wheels) {
+  if (auto real = classify_cuda_library(fs::path(real_path).filename().string());
+      real && real->version.find('.') != std::string::npos)
+    return {real->version, "file name"};
+  for (const auto& p : {fs::absolute(path).lexically_normal(), fs::path(real_path)}) {
+    if (auto owner = wheels.owner_of(p)) return {owner->second, "wheel RECORD (" + owner->first + ")"};
+  }
+  if (name.family == "nvJitLink") {
+    if (auto level = nvjitlink_max_level(facts))
+      return {std::to_string(level->major) + "." + std::to_string(level->minor), "nvJitLink API level of its symbols"};
+  }
+  if (name.major >= 0) return {std::to_string(name.major), "soname (major only)"};
+  return {"", "unknown"};
+}
+
+std::string reason_text(const Resolution& r) {
+  std::string text = reason_name(r.reason);
+  if ((r.reason == SearchReason::rpath || r.reason == SearchReason::runpath) && !r.from.empty()) text += " of " + r.from;
+  return text;
+}
+
+// "picked: PATH [reason]" and the places tried before it.
+void add_resolution_evidence(const Resolution& r, std::vector<std::string>& out) {
+  if (r.found())
+    out.push_back("the loader picks " + r.path + " [" + reason_text(r) + "]");
+  else if (!r.error.empty())
+    out.push_back("the loader stops at " + r.error);
+  else
+    out.push_back("the loader finds no " + r.name);
+  std::size_t shown = 0;
+  const std::size_t before = r.found() && !r.tried.empty() ? r.tried.size() - 1 : r.tried.size();
+  for (std::size_t i = 0; i < before; ++i) {
+    const auto& t = r.tried[i];
+    if (shown++ == kMaxEvidence) {
+      out.push_back("  ... and " + std::to_string(before - kMaxEvidence) + " more places");
+      break;
+    }
+    const std::string where = !t.path.empty() ? t.path : !t.dir.empty() ? t.dir : t.from;
+    out.push_back("  tried " + where + " [" + reason_name(t.reason) + "]: " + t.outcome);
+  }
+}
+
+bool in_stubs_folder(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
+
+Finding make(FindingId id, std::string subject, std::string message) {
+  return Finding{id, std::move(subject), std::move(message), {}};
+}
+
+// The versioned-symbol findings of one library: one per needed file.
+void add_shortfalls(const std::vector<VersionShortfall>& shortfalls, std::vector<Finding>& out) {
+  std::map<std::pair<std::string, int>, std::vector<const VersionShortfall*>> groups;  // (file, kind) -> items
+  for (const auto& s : shortfalls) {
+    if (s.weak || s.kind == ShortfallKind::provider_not_found) continue;  // weak: the loader only warns
+    groups[{s.needed_file, static_cast<int>(s.kind)}].push_back(&s);
+  }
+  for (const auto& [key, items] : groups) {
+    const VersionShortfall& first = *items.front();
+    const bool symbol = first.kind == ShortfallKind::missing_symbol;
+    Finding f = make(symbol ? FindingId::versioned_symbol_shortfall : FindingId::version_node_missing, first.library,
+                     fs::path(first.library).filename().string() + ": " + describe(first));
+    std::size_t functions = 0;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (i == kMaxEvidence) {
+        f.evidence.push_back("... and " + std::to_string(items.size() - kMaxEvidence) + " more");
+        break;
+      }
+      f.evidence.push_back((symbol ? "needs " + items[i]->symbol + "@" : "needs version node ") + items[i]->version +
+                           " from " + items[i]->needed_file);
+    }
+    for (const auto* s : items) functions += s->is_function ? 1 : 0;
+    add_resolution_evidence(first.resolution, f.evidence);
+    if (symbol)
+      f.evidence.push_back(functions == items.size()
+                               ? "all are functions: the load fails with RTLD_NOW/LD_BIND_NOW, else at the first call"
+                               : "some are data: the load itself fails");
+    if (!first.note.empty()) f.evidence.push_back(first.note);
+    out.push_back(std::move(f));
+  }
+}
+
+void add_fatbin_findings(const LibraryReport& lib, std::vector<Finding>& out) {
+  if (!lib.coverage) return;
+  const Coverage& c = *lib.coverage;
+  if (c.containers == 0) return;
+  auto archs = [&] {
+    std::string s = "SASS: ";
+    for (const auto& a : c.sass_archs) s += a + " ";
+    s += "| PTX: ";
+    for (const auto& a : c.ptx_archs) s += a + " ";
+    return s;
+  };
+  const std::string sm = "sm_" + std::to_string(c.sm);
+  // A library that embeds fatbins of its own (cuFFT) and has code for the GPU there does not
+  // depend on its registered one.
+  const bool own_code = lib.embedded_coverage && lib.embedded_coverage->kind != CoverageKind::none;
+  if (c.kind == CoverageKind::none && !own_code) {
+    Finding f = make(FindingId::fatbin_no_kernel_image, lib.path,
+                     fs::path(lib.path).filename().string() + ": no kernel image for " + sm);
+    f.evidence.push_back(archs());
+    f.evidence.push_back(std::to_string(c.containers) + " fatbin containers with kernels, none with a cubin or PTX usable on " + sm);
+    out.push_back(std::move(f));
+  } else if (c.containers_ptx_only > 0) {
+    Finding f = make(FindingId::fatbin_no_sass, lib.path,
+                     fs::path(lib.path).filename().string() + ": " + std::to_string(c.containers_ptx_only) + " of " +
+                         std::to_string(c.containers) + " fatbin containers have no SASS for " + sm +
+                         " and are JIT-compiled from " + c.best_ptx);
+    f.evidence.push_back(archs());
+    f.evidence.push_back(std::to_string(c.ptx_jit_bytes) + " bytes of PTX to JIT-compile at first use");
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+int DoctorReport::exit_code() const {
+  int code = 0;
+  for (const auto& f : findings) {
+    if (f.info().severity == Severity::error) return 2;
+    if (f.info().severity == Severity::warning) code = 1;
+  }
+  return code;
+}
+
+std::vector<std::string> collect_elf_files(const std::vector<std::string>& paths, std::vector<std::string>& problems) {
+  std::vector<fs::path> found;
+  std::size_t visited = 0;
+  for (const auto& arg : paths) {
+    fs::path p(arg);
+    std::error_code ec;
+    auto st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) {
+      problems.push_back(arg + ": no such file or folder");
+    } else if (fs::is_directory(st)) {
+      if (looks_like_site_packages(p)) {
+        if (is_dir(p / "torch" / "lib")) walk(p / "torch" / "lib", found, visited, problems);
+        fs::directory_iterator di(p / "nvidia", fs::directory_options::skip_permission_denied, ec), end;
+        std::vector<fs::path> wheel_dirs;
+        for (std::size_t n = 0; !ec && di != end && n < 10000; di.increment(ec), ++n)
+          if (is_dir(di->path() / "lib")) wheel_dirs.push_back(di->path() / "lib");
+        std::sort(wheel_dirs.begin(), wheel_dirs.end());
+        for (const auto& d : wheel_dirs) walk(d, found, visited, problems);
+      } else {
+        walk(p, found, visited, problems);
+      }
+    } else if (!has_elf_magic(p)) {
+      problems.push_back(arg + ": not an ELF file");
+    } else {
+      found.push_back(p);
+    }
+  }
+  std::map<std::string, fs::path> by_real;  // real path -> best alias
+  for (const auto& p : found) {
+    std::error_code ec;
+    std::string real = fs::canonical(p, ec).string();
+    if (ec) real = p.string();
+    auto it = by_real.find(real);
+    if (it == by_real.end())
+      by_real.emplace(real, p);
+    else if (better_alias(p, it->second))
+      it->second = p;
+  }
+  std::vector<std::string> out;
+  for (const auto& [real, alias] : by_real) out.push_back(alias.string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+LibraryVersion library_version(const std::string& path, const std::string& real_path, const CudaLibraryName& name,
+                               const ElfFacts& facts) {
+  WheelRecords wheels;
+  return version_with(path, real_path, name, facts, wheels);
+}
+
+DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source, const SearchEnv& env,
+                      const DoctorProgress& progress) {
+  DoctorReport report;
+  report.sm = sm;
+  report.sm_source = sm_source;
+  std::vector<Finding>& findings = report.findings;
+  std::vector<std::string> problems;
+  const std::vector<std::string> files = collect_elf_files(paths, problems);
+  for (const auto& p : problems) {
+    Finding f = make(FindingId::unreadable_file, p.substr(0, p.find(": ")), p);
+    findings.push_back(std::move(f));
+  }
+
+  FactsCache cache;
+  WheelRecords wheels;
+  std::vector<std::shared_ptr<const ElfFacts>> facts_of;  // parallel to report.libraries
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string& path = files[i];
+    if (progress) progress(i, files.size(), path);
+    auto entry = read_elf_cached(path, &cache);
+    if (!entry.facts) {
+      findings.push_back(make(FindingId::unreadable_file, path, entry.error));
+      continue;
+    }
+    const ElfFacts& facts = *entry.facts;
+    LibraryReport lib;
+    lib.path = path;
+    std::error_code ec;
+    lib.real_path = fs::canonical(path, ec).string();
+    if (ec) lib.real_path = path;
+    lib.soname = facts.soname;
+    lib.cuda = classify_cuda_library(facts.soname);
+    if (!lib.cuda) lib.cuda = classify_cuda_library(fs::path(path).filename().string());
+    if (lib.cuda) lib.version = version_with(path, lib.real_path, *lib.cuda, facts, wheels);
+
+    // The loader's view from this file: its whole tree, as if it were loaded first.
+    auto tree = resolve_tree(path, env, &cache);
+    if (tree.ok()) {
+      const LoadTree& t = tree.value();
+      for (const Resolution& r : t.objects[0].needed) {
+        const std::string& name = r.name;
+        auto needed = classify_cuda_library(name);
+        if (!needed) continue;
+        lib.cuda_needed.push_back(r);
+        if (needed->family == "cuda") {
+          if (r.found() && in_stubs_folder(r.path)) {
+            Finding f = make(FindingId::stub_libcuda, path, fs::path(path).filename().string() + " would load the stub " + r.path);
+            add_resolution_evidence(r, f.evidence);
+            findings.push_back(std::move(f));
+          }
+          continue;  // a missing driver is reported once, below
+        }
+        if (!r.found()) {
+          Finding f = make(FindingId::library_not_found, path,
+                           fs::path(path).filename().string() + ": " + name + ": cannot open shared object file");
+          add_resolution_evidence(r, f.evidence);
+          findings.push_back(std::move(f));
+        }
+      }
+      add_shortfalls(check_versions_in_tree(t, 0), findings);
+
+      std::map<std::string, std::map<int, std::string>> majors;  // family -> major -> path
+      for (const auto& obj : t.objects) {
+        if (!obj.facts) continue;
+        auto n = classify_cuda_library(obj.facts->soname.empty() ? obj.name : obj.facts->soname);
+        if (n && n->major >= 0) majors[n->family].emplace(n->major, obj.resolution.path);
+      }
+      for (const auto& [family, by_major] : majors) {
+        if (by_major.size() < 2) continue;
+        Finding f = make(FindingId::mixed_majors_in_process, path,
+                         fs::path(path).filename().string() + " loads " + std::to_string(by_major.size()) + " majors of " +
+                             family);
+        for (const auto& [major, where] : by_major) f.evidence.push_back(family + " " + std::to_string(major) + ": " + where);
+        findings.push_back(std::move(f));
+      }
+    }
+
+    if (auto fb = read_fatbin(path, facts); fb.ok() && !fb.value().entries.empty()) {
+      const Fatbin& fatbin = fb.value();
+      lib.coverage = coverage_for(fatbin, sm, FatbinSource::registered);
+      if (fatbin.embedded_containers > 0) lib.embedded_coverage = coverage_for(fatbin, sm, FatbinSource::embedded);
+      lib.fatbin_entries = fatbin.entries.size();
+      std::map<std::string, int> counts;
+      for (const auto& e : fatbin.entries) ++counts[(e.embedded ? "embedded " : "") + e.arch_name()];
+      for (const auto& [arch, n] : counts) lib.fatbin_arch_counts.push_back(arch + " " + std::to_string(n));
+      lib.fatbin_embedded_containers = fatbin.embedded_containers;
+      add_fatbin_findings(lib, findings);
+    } else if (!fb.ok()) {
+      findings.push_back(make(FindingId::unreadable_file, path, fb.error()));
+    }
+    report.libraries.push_back(std::move(lib));
+    facts_of.push_back(entry.facts);
+  }
+
+  // Across the scanned set: copies and majors of each library.
+  std::map<std::string, std::vector<std::size_t>> by_family, by_stem_major;
+  for (std::size_t i = 0; i < report.libraries.size(); ++i) {
+    const auto& lib = report.libraries[i];
+    if (!lib.cuda || lib.cuda->major < 0) continue;
+    by_family[lib.cuda->family].push_back(i);
+    by_stem_major[lib.cuda->stem + ".so." + std::to_string(lib.cuda->major)].push_back(i);
+  }
+  auto line = [&](std::size_t i) {
+    const auto& lib = report.libraries[i];
+    return lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
+           lib.version.source + ")";
+  };
+  for (const auto& [family, items] : by_family) {
+    std::set<int> majors;
+    for (auto i : items) majors.insert(report.libraries[i].cuda->major);
+    if (majors.size() < 2) continue;
+    Finding f = make(FindingId::mixed_majors, family, std::to_string(majors.size()) + " majors of " + family + " in the scanned set");
+    for (auto i : items) f.evidence.push_back(line(i));
+    findings.push_back(std::move(f));
+  }
+  for (const auto& [name, items] : by_stem_major) {
+    if (items.size() < 2) continue;
+    Finding f = make(FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name);
+    for (auto i : items) f.evidence.push_back(line(i));
+    findings.push_back(std::move(f));
+  }
+
+  // cuDNN: libcudnn.so.N dlopen()s its sub-libraries by name, through its own RUNPATH.
+  for (std::size_t i = 0; i < report.libraries.size(); ++i) {
+    const auto& lib = report.libraries[i];
+    if (!lib.cuda || lib.cuda->stem != "cudnn" || lib.cuda->major < 0) continue;
+    const std::string home = fs::path(lib.real_path).parent_path().string();
+    std::vector<std::string> evidence;
+    bool split = false;
+    for (const auto& sub : cudnn_sublibrary_sonames(lib.cuda->major)) {
+      Resolution r = find_library(sub, *facts_of[i], {}, env);
+      if (!r.found()) continue;
+      std::error_code ec;
+      const fs::path real = fs::canonical(r.path, ec);
+      const auto name = classify_cuda_library(real.filename().string());
+      const std::string version = name ? name->version : "";
+      const bool other_dir = real.parent_path().string() != home;
+      const bool other_version = lib.version.source == "file name" && version.find('.') != std::string::npos &&
+                                 version != lib.version.version;
+      split = split || other_dir || other_version;
+      evidence.push_back(sub + " => " + r.path + " [" + reason_text(r) + "]" + (version.empty() ? "" : " " + version));
+    }
+    if (!split) continue;
+    Finding f = make(FindingId::cudnn_split_folders, lib.path,
+                     "libcudnn in " + home + " would load sub-libraries from elsewhere or of another version");
+    f.evidence = std::move(evidence);
+    findings.push_back(std::move(f));
+  }
+
+  // The driver, as any process of this environment would find it (libcuda.so.1 for the
+  // runtime, the unversioned libcuda.so for Triton).
+  ElfFacts anyone;
+  anyone.path = fs::current_path().string() + "/a.out";
+  anyone.elf_class = 64;
+  anyone.machine = EM_X86_64;
+  const Resolution driver = find_library("libcuda.so.1", anyone, {}, env);
+  for (const auto& r : {driver, find_library("libcuda.so", anyone, {}, env)}) {
+    if (!r.found() || !in_stubs_folder(r.path)) continue;
+    Finding f = make(FindingId::stub_libcuda, r.name, "a process here would load the stub " + r.path + " as " + r.name);
+    add_resolution_evidence(r, f.evidence);
+    findings.push_back(std::move(f));
+  }
+  if (!driver.found()) {
+    Finding f = make(FindingId::driver_not_found, "libcuda.so.1", "libcuda.so.1 is not on the loader's search path");
+    add_resolution_evidence(driver, f.evidence);
+    findings.push_back(std::move(f));
+  }
+  if (sm_source == "assumed") {
+    findings.push_back(make(FindingId::sm_assumed, "sm_" + std::to_string(sm),
+                            "no nvidia-smi answered: coverage is checked for sm_" + std::to_string(sm)));
+  }
+
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    return static_cast<int>(a.info().severity) > static_cast<int>(b.info().severity);
+  });
+  return report;
+}
+
+}  // namespace cudashim::tools
