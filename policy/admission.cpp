@@ -13,8 +13,8 @@ MemSize g_cap;
 Managed g_managed = Managed::allow;
 bool g_guard = true;
 DeviceQueries g_q{nullptr, nullptr};
-std::atomic<uint64_t> g_cap_bytes[kMaxDevices];  // resolved caps; 0 = not yet / none
-std::atomic<bool> g_cap_known[kMaxDevices];
+constinit std::atomic<uint64_t> g_cap_bytes[kMaxDevices]{};  // resolved caps; 0 = not yet / none
+constinit std::atomic<bool> g_cap_known[kMaxDevices]{};
 
 const char* reason_text(Verdict v) {
   switch (v) {

@@ -15,7 +15,7 @@ std::atomic<PyCapture> g_py_capture{nullptr};
 namespace {
 
 constexpr size_t kSites = 4096;  // power of two
-CallSite g_sites[kSites];
+constinit CallSite g_sites[kSites];  // zeroed .bss, no start-up loop
 
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);

@@ -17,17 +17,17 @@ inline constexpr int kMaxNativeFrames = 24;
 inline constexpr int kMaxPyFrames = 6;
 
 struct PyFrameText {
-  char file[160];
-  char function[64];
-  int line;
+  char file[160] = {};
+  char function[64] = {};
+  int line = 0;
 };
 
 struct CallSite {
-  std::atomic<uint64_t> key;  // 0 = empty slot
-  HookId api;
-  const void* return_address;
-  const void* py_code;  // identity of the innermost Python frame (never dereferenced later)
-  int py_line;
+  std::atomic<uint64_t> key{0};  // 0 = empty slot
+  HookId api{};
+  const void* return_address = nullptr;
+  const void* py_code = nullptr;  // identity of the innermost Python frame (never dereferenced later)
+  int py_line = 0;
   std::atomic<uint64_t> hits;
   std::atomic<uint64_t> ticks;           // blocked/timed ticks summed over hits
   std::atomic<uint64_t> bytes;           // bytes (copies, allocations)
@@ -39,10 +39,10 @@ struct CallSite {
   std::atomic<uint64_t> cpu_ns_sampled;   // thread CPU time inside those calls
   std::atomic<uint64_t> wall_ticks_sampled;  // wall ticks of those calls
   std::atomic<int> captured;             // 0 no, 1 capturing, 2 done
-  int native_depth;
-  void* native[kMaxNativeFrames];
-  int py_depth;
-  PyFrameText py[kMaxPyFrames];
+  int native_depth = 0;
+  void* native[kMaxNativeFrames] = {};
+  int py_depth = 0;
+  PyFrameText py[kMaxPyFrames] = {};
 };
 
 // The Python location of the calling thread: filled only while it holds the GIL.

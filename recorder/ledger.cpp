@@ -39,13 +39,16 @@ constexpr uint64_t kEmpty = 0;
 constexpr uint64_t kTombstone = ~0ull;
 constexpr size_t kCapacity = size_t{1} << 19;  // 512 Ki live allocations, 12 MiB of BSS
 
+// Every member has an initializer, and the tables below are constinit: they are
+// plain zeroed .bss, never a start-up loop. (A dynamic initializer here touched all
+// 12 MiB at load: +14 ms on /bin/true under the shim, seen on the GPU host.)
 struct Entry {
-  std::atomic<uint64_t> key;
-  uint64_t bytes;
-  int32_t device;
-  uint8_t kind;
+  std::atomic<uint64_t> key{0};
+  uint64_t bytes = 0;
+  int32_t device = 0;
+  uint8_t kind = 0;
 };
-Entry g_table[kCapacity];
+constinit Entry g_table[kCapacity];
 
 struct AtomicKind {
   std::atomic<uint64_t> live, peak, allocs, frees, count;
@@ -56,8 +59,8 @@ struct AtomicDevice {
   std::atomic<bool> used;
   AtomicKind kinds[kMemKinds];
 };
-AtomicDevice g_devices[kMaxDevices + 1];  // last row: host memory
-std::atomic<uint64_t> g_overflows{0}, g_unknown_frees{0};
+constinit AtomicDevice g_devices[kMaxDevices + 1];  // last row: host memory
+constinit std::atomic<uint64_t> g_overflows{0}, g_unknown_frees{0};
 
 uint64_t make_key(MemKind kind, uint64_t addr) { return (space_of(kind) << 58) | (addr & ((1ull << 58) - 1)); }
 

@@ -16,7 +16,7 @@
 
 namespace cudashim::recorder {
 
-std::atomic<uint64_t> g_events[kEventCount];
+constinit std::atomic<uint64_t> g_events[kEventCount]{};
 
 const char* event_name(Event e) {
   static constexpr const char* kNames[] = {

@@ -12,8 +12,8 @@ __thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr
 
 namespace {
 // Zero-initialized BSS: pages are touched only by threads that exist.
-ThreadSlot g_slots[kMaxThreadSlots + 1];
-std::atomic<uint32_t> g_next_slot{0};
+constinit ThreadSlot g_slots[kMaxThreadSlots + 1];  // zeroed .bss, no start-up loop
+constinit std::atomic<uint32_t> g_next_slot{0};
 ThreadSlot& overflow_slot() { return g_slots[kMaxThreadSlots]; }
 }  // namespace
 

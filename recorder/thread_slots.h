@@ -26,7 +26,7 @@ struct ThreadSlot {
   std::atomic<uint64_t> legacy_stream_launches;    // launches on the legacy default stream
   std::atomic<uint64_t> blocking_stream_launches;  // launches on a blocking stream the program created
   std::atomic<uint32_t> tid;
-  bool shared;  // the overflow slot: updated with fetch_add
+  bool shared = false;  // the overflow slot: updated with fetch_add
 };
 
 inline constexpr uint32_t kMaxThreadSlots = 512;

@@ -47,6 +47,31 @@ for w in "${WHEELS[@]}"; do
   touch "$stamp"
 done
 
+# Pinned wheels for the realbin scenarios (tests/realbin/), each unpacked into its own prefix
+# under .deps/realbin: name==version=prefix. cuSPARSE 12.2.0.103 (CUDA 12.3) calls
+# __nvJitLink*_12_3: beside it (its RUNPATH $ORIGIN/../../nvjitlink/lib) the nvJitLink it
+# needs, and in a prefix of its own the older 12.1 that breaks it. About 240 MB to download,
+# almost all of it the cuSPARSE wheel (the smallest 12.x one that shows the shortfall).
+REALBIN_WHEELS=(
+  "nvidia-cusparse-cu12==12.2.0.103=cusparse122"   # 197 MB wheel
+  "nvidia-nvjitlink-cu12==12.3.101=cusparse122"    # 21 MB
+  "nvidia-nvjitlink-cu12==12.1.105=nvjitlink121"   # 20 MB
+  "nvidia-cuda-cuobjdump==13.2.51=cuobjdump"       # 0.3 MB: nvidia/cu13/bin/cuobjdump
+)
+mkdir -p "$DEPS/realbin"
+for entry in "${REALBIN_WHEELS[@]}"; do
+  prefix=${entry##*=}; w=${entry%=*}
+  name=${w%%==*}; ver=${w##*==}
+  stamp="$DEPS/realbin/$prefix/.${name}-${ver}.done"
+  [ -f "$stamp" ] && continue
+  echo "setup: fetching $w from PyPI (for tests/realbin)"
+  "$PY" -m pip download --quiet --no-deps --only-binary=:all: --dest "$DEPS/wheels" "$w"
+  whl=$(ls "$DEPS"/wheels/"${name//-/_}"-"$ver"-*.whl | head -n 1)
+  mkdir -p "$DEPS/realbin/$prefix"
+  unzip -q -o "$whl" -d "$DEPS/realbin/$prefix"
+  touch "$stamp"
+done
+
 # The layout tests and builds rely on:
 #   .deps/cu129/nvidia/cuda_runtime/include/cuda.h      (12.9 headers)
 #   .deps/cu129/nvidia/cuda_runtime/lib/libcudart.so.12 (12.9 runtime)

@@ -16,12 +16,12 @@
 
 namespace cudashim::shim {
 
-std::atomic<void*> g_real[kHookCount];
+constinit std::atomic<void*> g_real[kHookCount]{};
 
 namespace {
 
 std::atomic<const void*> g_pinned_last{nullptr};
-std::atomic<bool> g_missing_logged[kHookCount];
+constinit std::atomic<bool> g_missing_logged[kHookCount]{};
 
 // Keeps the object holding `addr` loaded for good (RTLD_NOLOAD | RTLD_NODELETE).
 void pin_object_of(void* addr) {

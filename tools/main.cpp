@@ -9,6 +9,7 @@
 #include "policy/policy.h"
 #include "policy/sync_rules.h"
 #include "shim/hook_catalog.h"
+#include "tools/doctor.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
 
@@ -129,7 +130,14 @@ int main(int argc, char** argv) {
   auto* policy_check = policy_cmd->add_subcommand("check", "validate a policy file and print the effective policy");
   policy_check->add_option("file", policy_file, "the TOML policy file")->required();
 
+  cudashim::tools::DoctorOptions doctor;
+  auto* doctor_cmd = app.add_subcommand("doctor", "check binaries, libraries, folders or a Python environment offline (no GPU needed)");
+  doctor_cmd->add_flag("--json", doctor.json, "print the findings and libraries as JSON");
+  doctor_cmd->add_option("--sm", doctor.sm, "GPU compute capability to check fatbins for: 90, 9.0 or sm_90 (default: nvidia-smi, else 90)");
+  doctor_cmd->add_option("paths", doctor.paths, "ELF files, folders, or a site-packages folder")->required();
+
   CLI11_PARSE(app, argc, argv);
+  if (*doctor_cmd) return cudashim::tools::run_doctor(doctor);
   if (*run_cmd) return cudashim::tools::run_command(run);
   if (*report_cmd) return cmd_report(report_paths, report_json);
   if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);

@@ -256,3 +256,17 @@ TEST_CASE("doctor: bad input is reported, never a crash", "[doctor]") {
   CHECK(r.exit_code() == 1);
   CHECK_FALSE(render_doctor_text(r, false).empty());
 }
+
+TEST_CASE("doctor: --sm accepts the usual spellings", "[doctor]") {
+  CHECK(parse_compute_capability("90") == 90);
+  CHECK(parse_compute_capability("9.0") == 90);
+  CHECK(parse_compute_capability("sm_90") == 90);
+  CHECK(parse_compute_capability("sm_90a") == 90);
+  CHECK(parse_compute_capability("compute_86") == 86);
+  CHECK(parse_compute_capability("12.0") == 120);
+  CHECK(parse_compute_capability("sm_120") == 120);
+  CHECK(parse_compute_capability("") == 0);
+  CHECK(parse_compute_capability("ninety") == 0);
+  CHECK(parse_compute_capability("9.0.1") == 0);
+  CHECK(parse_compute_capability("-90") == 0);
+}
