@@ -52,9 +52,9 @@ std::string json_str(std::string_view s) {
   return o + "\"";
 }
 
-// Where a site is, for people: the user's Python line, else the first native frame
-// outside CUDA's libraries and cudashim, else the return address.
-std::string where_of(const recorder::CallSite& s) {
+}  // namespace
+
+std::string describe_site(const recorder::CallSite& s) {
   if (s.py_depth > 0) {
     const auto& f = s.py[user_frame_index(s)];
     return fmt::format("{}:{} ({})", f.file, f.line, f.function);
@@ -65,6 +65,10 @@ std::string where_of(const recorder::CallSite& s) {
   }
   return symbols::to_string(symbols::symbolize(s.return_address));
 }
+
+namespace {
+
+std::string where_of(const recorder::CallSite& s) { return describe_site(s); }
 
 void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
   recorder::for_each_site([&](const recorder::CallSite& s) {

@@ -46,6 +46,10 @@ Finding classify_site(const recorder::CallSite& s);
 // site-packages, the standard library or a frozen module); 0 when none is.
 int user_frame_index(const recorder::CallSite& s);
 
+// Where a site is, for people: the user's Python line (file:line (function)), else
+// the first native frame outside CUDA's libraries and cudashim, else the return address.
+std::string describe_site(const recorder::CallSite& s);
+
 // The "findings" section of the report, sorted by blocked time, given the
 // process's wall time.
 std::string findings_report_json(uint64_t wall_ns);

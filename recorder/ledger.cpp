@@ -1,6 +1,8 @@
 // ledger.cpp: lock-free open-addressing table of live allocations.
 #include "recorder/ledger.h"
 
+#include "recorder/clock.h"
+
 #include <cstring>
 
 namespace cudashim {
@@ -47,6 +49,8 @@ struct Entry {
   uint64_t bytes = 0;
   int32_t device = 0;
   uint8_t kind = 0;
+  uint64_t born_ticks = 0;     // when it was allocated (hook clock)
+  const void* site = nullptr;  // the call site that allocated it (recorder/callsites.h)
 };
 constinit Entry g_table[kCapacity];
 
@@ -146,10 +150,33 @@ bool ledger_track(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
     g_table[b].bytes = bytes;
     g_table[b].device = device;
     g_table[b].kind = static_cast<uint8_t>(kind);
+    g_table[b].born_ticks = now_ticks();
+    g_table[b].site = nullptr;
     return true;
   }
   g_overflows.fetch_add(1, std::memory_order_relaxed);
   return false;
+}
+
+void ledger_attach_site(MemKind kind, uint64_t addr, const void* site) {
+  const uint64_t key = make_key(kind, addr);
+  size_t b = bucket_of(key);
+  for (size_t probe = 0; probe < 4096; ++probe, b = (b + 1) & (kCapacity - 1)) {
+    const uint64_t cur = g_table[b].key.load(std::memory_order_acquire);
+    if (cur == kEmpty) return;
+    if (cur == key) {
+      g_table[b].site = site;
+      return;
+    }
+  }
+}
+
+void ledger_for_each_live(void (*visit)(const LiveAllocation&, void*), void* ctx) {
+  for (const Entry& e : g_table) {
+    const uint64_t k = e.key.load(std::memory_order_acquire);
+    if (k == kEmpty || k == kTombstone) continue;
+    visit({static_cast<MemKind>(e.kind), e.bytes, e.device, e.born_ticks, e.site}, ctx);
+  }
 }
 
 bool ledger_insert(MemKind kind, uint64_t addr, uint64_t bytes, int device) {

@@ -40,6 +40,22 @@ void ledger_uncharge(MemKind kind, int device, uint64_t bytes);
 // Returns false when the table is full (counted in ledger_overflows()).
 bool ledger_track(MemKind kind, uint64_t key, uint64_t bytes, int device);
 
+// Records which call site (recorder/callsites.h, opaque here) made the live
+// allocation under `key`. One more probe of the table; no-op when not tracked.
+void ledger_attach_site(MemKind kind, uint64_t key, const void* site);
+
+struct LiveAllocation {
+  MemKind kind;
+  uint64_t bytes;
+  int device;
+  uint64_t born_ticks;
+  const void* site;  // nullptr when call sites are off or unknown
+};
+
+// Visits every allocation still live (for leak reports at exit). Not for hot paths:
+// it reads the whole table.
+void ledger_for_each_live(void (*visit)(const LiveAllocation&, void*), void* ctx);
+
 // Bytes charged against `device`'s cap now (device-resident kinds and managed).
 uint64_t ledger_capped_bytes(int device);
 

@@ -16,6 +16,7 @@
 #include "policy/admission.h"
 #include "policy/framework_env.h"
 #include "policy/policy.h"
+#include "policy/leaks.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/events.h"
@@ -101,7 +102,7 @@ int write_report_to(const std::string& path) {
     if (g_info == nullptr) return -EINVAL;
     const uint64_t wall = monotonic_ns() - g_info->start_mono_ns;
     const std::string extra = (g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "") +
-                              policy::findings_report_json(wall);
+                              policy::findings_report_json(wall) + policy::leaks_report_json();
     return write_file_atomically(path, recorder::render_report_json(*g_info, extra));
   } catch (const std::exception&) {
     return -ENOMEM;

@@ -76,6 +76,7 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   CallSite* s = rec::site_for(id, ra, py);
   if (s == nullptr) return;
   rec::site_hit(s, ticks, f.bytes);
+  if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
   rec::ThreadState& ts = rec::g_tls;
   const HookInfo& info = hook_info(id);
   const policy::SyncThresholds& th = policy::sync_thresholds();

@@ -52,7 +52,9 @@
 #define CUDASHIM_POST_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES) \
   if (r == 0) {                                                  \
     facts_.bytes = (BYTES);                                      \
-    ::cudashim::policy::commit(KIND, KEY, facts_.bytes, charged_, dev_); \
+    facts_.mem_kind = (KIND);                                    \
+    facts_.key = (KEY);                                          \
+    ::cudashim::policy::commit(KIND, facts_.key, facts_.bytes, charged_, dev_); \
   } else {                                                       \
     ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
   }

@@ -104,6 +104,11 @@ def main():
                 for k, v in dev.items():
                     if rows[0].get(k) != v:
                         errors.append(f"memory.devices[0].{k} = {rows[0].get(k)}, expected {v}")
+        leak = expect.get("expect_leak")
+        if leak:
+            dev = [g for g in rep["leaks"]["by_site"] if g["kind"] == "device"]
+            if not dev or dev[0]["bytes"] != leak["bytes"] or leak["where"] not in (dev[0]["where"] or ""):
+                errors.append(f"leaks: expected {leak} as the largest device group, got {dev[:2]}")
         ev = rep.get("interposition", {})
         for cond in a.event:
             if ">=" in cond:

@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   CHECK_CU(free_host(pinned)); n[a_free_host]++;
   // Peak: the 1 MiB async block or the 4 KiB block alongside the 3 MiB one never coexist
   // with it; the peak is the 3 MiB block plus nothing else.
-  print_expectations(n, "\"expect_device0\": {\"live_bytes\": 3145728, \"peak_bytes\": 3145728}");
+  print_expectations(n, "\"expect_device0\": {\"live_bytes\": 3145728, \"peak_bytes\": 3145728}, "
+                        "\"expect_leak\": {\"bytes\": 3145728, \"where\": \"driver_paths\"}");
   return 0;
 }
