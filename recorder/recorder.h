@@ -14,6 +14,15 @@
 
 namespace cudashim::recorder {
 
+// A CUDA error that leaves the context unusable (illegal address, launch failure,
+// ...): the flight record is written when the driver first returns one.
+constexpr bool is_sticky_error(uint64_t r) {
+  return r == 700 || r == 702 || r == 714 || r == 715 || r == 716 || r == 717 || r == 718 || r == 719 || r == 720;
+}
+
+// Writes the flight record once (recorder/flight_recorder.cpp). Not a hot path.
+void on_sticky_error(HookId id, uint64_t result);
+
 // RAII guard for one intercepted call on this thread: tracks nesting (a runtime
 // call that reaches the driver), so blocked time is summed once, at the outermost
 // hook, while each hooked ABI still counts its own calls.
@@ -28,9 +37,14 @@ class CallScope {
   void finish(uint64_t result, uint64_t ns) {
     HookCounters& c = ts_.slot->hooks[static_cast<size_t>(id_)];
     bump(ts_, c.calls, 1);
+    ThreadSlot& s = *ts_.slot;
+    const uint64_t n = s.ring_next.load(std::memory_order_relaxed);
+    s.ring[n % kRingSize] = RingEntry{ns, static_cast<uint16_t>(id_), 0, static_cast<uint32_t>(result)};
+    s.ring_next.store(n + 1, std::memory_order_release);
     if (__builtin_expect(result != 0, 0)) {
       bump(ts_, c.errors, 1);
       c.last_error.store(result, std::memory_order_relaxed);
+      if (is_sticky_error(result)) on_sticky_error(id_, result);
     }
     if (ns != 0) {
       bump(ts_, c.time_ns, ns);

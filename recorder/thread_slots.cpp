@@ -29,6 +29,12 @@ void claim_slot(ThreadState& ts) {
   ts.slot->tid.store(static_cast<uint32_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
 }
 
+ThreadSlot* slot_table() { return g_slots; }
+uint32_t slots_in_use() {
+  const uint32_t used = g_next_slot.load(std::memory_order_acquire);
+  return used < kMaxThreadSlots ? used : kMaxThreadSlots + 1;
+}
+
 void sum_slots(CounterTotals& out) {
   std::memset(&out, 0, sizeof out);
   const uint32_t used = g_next_slot.load(std::memory_order_acquire);
@@ -62,6 +68,7 @@ void reset_slots() {
       h.last_error.store(0, std::memory_order_relaxed);
     }
     slot.blocked_outer_ns.store(0, std::memory_order_relaxed);
+    slot.ring_next.store(0, std::memory_order_relaxed);
     slot.legacy_stream_launches.store(0, std::memory_order_relaxed);
     slot.blocking_stream_launches.store(0, std::memory_order_relaxed);
   }

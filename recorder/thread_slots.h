@@ -20,8 +20,20 @@ struct HookCounters {
   std::atomic<uint64_t> last_error;  // the last non-zero result code (0 = none yet)
 };
 
+// The flight recorder: the last calls of a thread, overwritten in a ring. One
+// 16-byte store and an index bump per call; read by the crash handler.
+inline constexpr uint32_t kRingSize = 64;
+struct RingEntry {
+  uint64_t duration;  // clock ticks inside the call; 0 for untimed calls (launches)
+  uint16_t hook;    // HookId
+  uint16_t pad;
+  uint32_t result;  // CUresult / cudaError_t
+};
+
 struct ThreadSlot {
   HookCounters hooks[kHookCount];
+  RingEntry ring[kRingSize];
+  std::atomic<uint64_t> ring_next;              // total calls recorded (ring index = n % kRingSize)
   std::atomic<uint64_t> blocked_outer_ns;        // blocked ticks of outermost hooks only
   std::atomic<uint64_t> legacy_stream_launches;    // launches on the legacy default stream
   std::atomic<uint64_t> blocking_stream_launches;  // launches on a blocking stream the program created
@@ -75,6 +87,10 @@ struct CounterTotals {
   uint32_t threads;
 };
 void sum_slots(CounterTotals& out);
+
+// The slot array and how many slots were claimed (the flight recorder reads them).
+ThreadSlot* slot_table();
+uint32_t slots_in_use();
 
 // Zeroes every slot (tests; and a forked child, which starts its own report).
 void reset_slots();

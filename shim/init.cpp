@@ -20,6 +20,7 @@
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/events.h"
+#include "recorder/flight_recorder.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/cudashim.h"
@@ -74,6 +75,7 @@ void setup_process() {
   *g_policy = p;
   *g_out_dir = p.get(policy::Setting::OUT);
   recorder::capture_process_info(*g_info);
+  if (!inert) recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
   if (inert) {
     policy::configure_admission(policy::load_policy([](const char*) -> const char* { return nullptr; }, "").policy,
                                 {nullptr, nullptr});
@@ -94,7 +96,10 @@ void setup_process() {
 void after_fork_child() {
   recorder::reset_all();
   recorder::sites_reset();
-  if (g_info != nullptr) recorder::capture_process_info(*g_info);
+  if (g_info != nullptr) {
+    recorder::capture_process_info(*g_info);
+    if (!g_inert.load()) recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+  }
 }
 
 int write_report_to(const std::string& path) {

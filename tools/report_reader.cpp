@@ -57,6 +57,10 @@ void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std
     problems.push_back(fmt::format("{}: not a JSON report (truncated or corrupt); skipped", p.string()));
     return;
   }
+  if (doc.value("schema", "") == "cudashim.crash/1") {
+    out.push_back({p.string(), std::move(doc)});
+    return;
+  }
   if (doc.value("schema", "") != "cudashim.report/1") {
     problems.push_back(fmt::format("{}: schema '{}' is not cudashim.report/1; skipped", p.string(),
                                    doc.value("schema", "none")));
@@ -97,6 +101,24 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
   std::string out;
   for (const LoadedReport& r : reports) {
     const auto& d = r.doc;
+    if (d.value("schema", "") == "cudashim.crash/1") {  // a flight record: what happened, the last calls
+      out += fmt::format("{}CRASH{} process {}: ", bold, reset, d.value("pid", 0));
+      if (d.value("reason", "") == "signal")
+        out += fmt::format("{} at {}\n", d.value("signal_name", "signal"), d.value("fault_address", "?"));
+      else
+        out += fmt::format("{} returned {} ({})\n", d.value("api", "?"), cu_error_name(d.value("result", 0ull)),
+                           d.value("result", 0ull));
+      for (const auto& t : d.value("threads", nlohmann::json::array())) {
+        std::string calls;
+        const auto& lc = t.value("last_calls", nlohmann::json::array());
+        for (size_t i = lc.size() > 6 ? lc.size() - 6 : 0; i < lc.size(); ++i)
+          calls += fmt::format("{}{}{}", calls.empty() ? "" : ", ", lc[i].value("api", "?"),
+                               lc[i].value("result", 0) ? fmt::format(" -> {}", lc[i].value("result", 0)) : "");
+        out += fmt::format("  thread {}: {} calls; last: {}\n", t.value("tid", 0), t.value("calls", 0), calls);
+      }
+      out += fmt::format("  record: {}\n", r.path);
+      continue;
+    }
     const auto& proc = d.value("process", nlohmann::json::object());
     std::string rank = proc.contains("rank") && proc["rank"].is_number() ? fmt::format(" rank {}", proc["rank"].get<int>()) : "";
     out += fmt::format("{}process {}{}{}: {}\n", bold, proc.value("pid", 0), rank, reset, proc.value("exe", "?"));

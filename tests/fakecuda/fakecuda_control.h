@@ -8,6 +8,7 @@
  *   FAKECUDA_TOTAL_MEM       bytes of memory per device              (default 17179869184 = 16 GiB)
  *   FAKECUDA_DRIVER_VERSION  what cuDriverGetVersion reports         (default 13000)
  *   FAKECUDA_SYNC_DELAY_US   initial delay of synchronizing calls    (default 0)
+ *   FAKECUDA_FAIL_SYNC_WITH  a CUresult every synchronizing call returns (default: none)
  *
  * Programs that dlopen the driver resolve these with dlsym; the typedefs below name their types.
  */

@@ -151,8 +151,19 @@ void sync_delay() {
 }
 
 // Returns `r` after the synchronisation delay when `r` is success (failures return at once).
+// FAKECUDA_FAIL_SYNC_WITH=<code>: every synchronizing call returns that code (e.g.
+// 700, CUDA_ERROR_ILLEGAL_ADDRESS), as a real context does after a kernel faulted.
+CUresult sync_failure() {
+  static const CUresult code = [] {
+    const char* v = std::getenv("FAKECUDA_FAIL_SYNC_WITH");
+    return v ? static_cast<CUresult>(std::atoi(v)) : CUDA_SUCCESS;
+  }();
+  return code;
+}
+
 CUresult synced(CUresult r) {
   if (r == CUDA_SUCCESS) sync_delay();
+  if (r == CUDA_SUCCESS && sync_failure() != CUDA_SUCCESS) return sync_failure();
   return r;
 }
 

@@ -1,0 +1,199 @@
+// flight_recorder.cpp: async-signal-safe crash records.
+#include "recorder/flight_recorder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "recorder/clock.h"
+#include "recorder/ledger.h"
+#include "recorder/recorder.h"
+#include "recorder/thread_slots.h"
+
+namespace cudashim::recorder {
+namespace {
+
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
+char g_path[4096];
+std::atomic<bool> g_installed{false}, g_written{false};
+std::atomic<int> g_in_handler{0};
+
+// A fixed buffer and append helpers that never allocate (signal context).
+struct Out {
+  char buf[1 << 16];
+  size_t n = 0;
+  void s(const char* t) {
+    for (; *t && n < sizeof buf - 1; ++t) buf[n++] = *t;
+  }
+  void u(uint64_t v) {
+    char tmp[24];
+    int i = 0;
+    do tmp[i++] = static_cast<char>('0' + v % 10); while ((v /= 10) && i < 24);
+    while (i > 0 && n < sizeof buf - 1) buf[n++] = tmp[--i];
+  }
+  void hex(uint64_t v) {
+    s("\"0x");
+    char tmp[17];
+    int i = 0;
+    do tmp[i++] = "0123456789abcdef"[v & 15]; while ((v >>= 4) && i < 16);
+    while (i > 0 && n < sizeof buf - 1) buf[n++] = tmp[--i];
+    s("\"");
+  }
+};
+Out g_out;  // static: a signal handler's stack may be small
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGABRT: return "SIGABRT";
+    default: return "signal";
+  }
+}
+
+// Renders and writes the record. Async-signal-safe.
+void write_record(const char* reason, int sig, uint64_t fault_address, const char* api, uint64_t result) {
+  if (g_path[0] == '\0') return;
+  Out& o = g_out;
+  o.n = 0;
+  o.s("{\"schema\": \"cudashim.crash/1\", \"reason\": \"");
+  o.s(reason);
+  o.s("\", \"pid\": ");
+  o.u(static_cast<uint64_t>(getpid()));
+  if (sig != 0) {
+    o.s(", \"signal\": ");
+    o.u(static_cast<uint64_t>(sig));
+    o.s(", \"signal_name\": \"");
+    o.s(signal_name(sig));
+    o.s("\", \"fault_address\": ");
+    o.hex(fault_address);
+  } else {
+    o.s(", \"api\": \"");
+    o.s(api);
+    o.s("\", \"result\": ");
+    o.u(result);
+  }
+  o.s(",\n \"threads\": [");
+  ThreadSlot* slots = slot_table();
+  const uint32_t used = slots_in_use();
+  bool first = true;
+  for (uint32_t t = 0; t < used; ++t) {
+    const ThreadSlot& sl = slots[t];
+    const uint64_t total = sl.ring_next.load(std::memory_order_acquire);
+    if (total == 0) continue;
+    o.s(first ? "\n  " : ",\n  ");
+    first = false;
+    o.s("{\"tid\": ");
+    o.u(sl.tid.load(std::memory_order_relaxed));
+    o.s(", \"calls\": ");
+    o.u(total);
+    o.s(", \"last_calls\": [");
+    const uint64_t from = total > kRingSize ? total - kRingSize : 0;
+    for (uint64_t i = from; i < total; ++i) {
+      const RingEntry& e = sl.ring[i % kRingSize];
+      if (i != from) o.s(", ");
+      o.s("{\"api\": \"");
+      o.s(e.hook < kHookCount ? kHooks[e.hook].name : "?");
+      o.s("\", \"result\": ");
+      o.u(e.result);
+      o.s(", \"ns\": ");
+      o.u(ticks_to_ns(e.duration));
+      o.s("}");
+    }
+    o.s("]}");
+  }
+  o.s("],\n \"memory\": {\"devices\": [");
+  DeviceStats d[8];
+  const int nd = ledger_devices(d, 8);
+  bool firstd = true;
+  for (int i = 0; i < nd; ++i) {
+    if (d[i].device == kHostDevice) continue;
+    o.s(firstd ? "" : ", ");
+    firstd = false;
+    o.s("{\"device\": ");
+    o.u(static_cast<uint64_t>(d[i].device));
+    o.s(", \"live_bytes\": ");
+    o.u(d[i].live_bytes);
+    o.s(", \"peak_bytes\": ");
+    o.u(d[i].peak_bytes);
+    o.s("}");
+  }
+  o.s("]}}\n");
+  const int fd = open(g_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  size_t done = 0;
+  while (done < o.n) {
+    const ssize_t w = write(fd, o.buf + done, o.n - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  close(fd);
+}
+
+void on_signal(int sig, siginfo_t* info, void* ctx) {
+  int idx = 0;
+  for (int i = 0; i < static_cast<int>(sizeof kSignals / sizeof kSignals[0]); ++i)
+    if (kSignals[i] == sig) idx = i;
+  // Entered twice (a fault inside the writer, or two threads): write nothing more.
+  if (g_in_handler.fetch_add(1) == 0 && !g_written.exchange(true))
+    write_record("signal", sig, info ? reinterpret_cast<uint64_t>(info->si_addr) : 0, "", 0);
+  // Hand over to what was there before: a fault re-executes the instruction under
+  // the previous action; a signal someone sent (kill, raise, abort) is re-raised.
+  sigaction(sig, &g_previous[idx], nullptr);
+  const struct sigaction& prev = g_previous[idx];
+  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction != nullptr) {
+    prev.sa_sigaction(sig, info, ctx);
+    return;
+  }
+  if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN &&
+      prev.sa_handler != nullptr) {
+    prev.sa_handler(sig);
+    return;
+  }
+  if (info == nullptr || info->si_code <= 0 || sig == SIGABRT) raise(sig);
+}
+
+}  // namespace
+
+void flight_configure(const char* dir, const char* host, int pid, int rank) {
+  // <dir>/cudashim-<host>-<pid>[-r<rank>]-crash.json, built without allocating.
+  Out name;
+  name.s(dir && *dir ? dir : ".");
+  name.s("/cudashim-");
+  name.s(host && *host ? host : "host");
+  name.s("-");
+  name.u(static_cast<uint64_t>(pid));
+  if (rank >= 0) {
+    name.s("-r");
+    name.u(static_cast<uint64_t>(rank));
+  }
+  name.s("-crash.json");
+  const size_t n = name.n < sizeof g_path - 1 ? name.n : sizeof g_path - 1;
+  std::memcpy(g_path, name.buf, n);
+  g_path[n] = '\0';
+  g_written.store(false);
+  g_in_handler.store(0);
+  if (g_installed.exchange(true)) return;
+  for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(kSignals[i], &sa, &g_previous[i]);
+  }
+}
+
+void flight_write_cuda_error(const char* api, uint64_t result) {
+  if (g_written.exchange(true)) return;
+  write_record("cuda_error", 0, 0, api, result);
+}
+
+void on_sticky_error(HookId id, uint64_t result) { flight_write_cuda_error(hook_info(id).name, result); }
+
+}  // namespace cudashim::recorder
