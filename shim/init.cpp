@@ -17,6 +17,7 @@
 #include "policy/framework_env.h"
 #include "policy/policy.h"
 #include "policy/leaks.h"
+#include "policy/library_report.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/events.h"
@@ -106,8 +107,11 @@ int write_report_to(const std::string& path) {
   try {
     if (g_info == nullptr) return -EINVAL;
     const uint64_t wall = monotonic_ns() - g_info->start_mono_ns;
+    std::vector<std::string> library_lines;
     const std::string extra = (g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "") +
-                              policy::findings_report_json(wall) + policy::leaks_report_json();
+                              policy::findings_report_json(wall) + policy::leaks_report_json() +
+                              policy::libraries_report_json(library_lines);
+    for (const auto& l : library_lines) log_message(LogLevel::warn, "{}", l);
     return write_file_atomically(path, recorder::render_report_json(*g_info, extra));
   } catch (const std::exception&) {
     return -ENOMEM;

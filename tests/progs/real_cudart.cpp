@@ -19,6 +19,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cannot load %s: %s\n", argv[1], dlerror());
     return 2;
   }
+  // More runtimes in the same process (argv[2], ...): the live inventory must see each.
+  for (int i = 2; i < argc; ++i)
+    if (dlopen(argv[i], RTLD_NOW | RTLD_LOCAL) == nullptr) {
+      std::fprintf(stderr, "cannot load %s: %s\n", argv[i], dlerror());
+      return 2;
+    }
   using GetCount = int (*)(int*);
   using RtVersion = int (*)(int*);
   auto get_count = reinterpret_cast<GetCount>(dlsym(rt, "cudaGetDeviceCount"));

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""two_cudarts.py SHIM FAKECUDA_DIR PROG CUDART13 CUDART129: NVIDIA's libcudart 13.0
+and 12.9 loaded into one process; the report lists both and its
+mixed-majors-in-process finding names both files, and the exit log says so."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+shim, fake, prog, rt13, rt129 = sys.argv[1:6]
+with tempfile.TemporaryDirectory() as out:
+    env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=fake, CUDASHIM_OUT=out, CUDASHIM_TEST_HOOK_NAMES="/dev/null")
+    p = subprocess.run([prog, rt13, rt129], env=env, capture_output=True, text=True, timeout=60)
+    reps = [json.load(open(f)) for f in glob.glob(os.path.join(out, "cudashim-*.json"))]
+    errors = []
+    if p.returncode != 0 or len(reps) != 1:
+        errors.append(f"exit {p.returncode}, {len(reps)} reports: {p.stderr[-400:]}")
+    else:
+        r = reps[0]
+        files = {os.path.realpath(rt13), os.path.realpath(rt129)}
+        listed = {l["file"] for l in r["libraries"] if l["family"] == "cudart"}
+        if not files <= listed:
+            errors.append(f"libraries lists {listed}, expected both {files}")
+        f = [x for x in r["library_findings"] if x["id"] == "mixed-majors-in-process"]
+        if not f or not all(any(fl in e for e in f[0]["evidence"]) for fl in files):
+            errors.append(f"no mixed-majors-in-process finding naming both files: {r['library_findings']}")
+        if "[mixed-majors-in-process]" not in p.stderr:
+            errors.append("no log line for the finding")
+        else:
+            print([l for l in p.stderr.splitlines() if "mixed-majors" in l][0][:300])
+    for e in errors:
+        print("FAIL: " + e)
+    print("ok: both runtimes named" if not errors else "")
+    sys.exit(1 if errors else 0)
