@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include "recorder/event_stream.h"
+
 namespace cudashim::recorder {
 
 __thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0, 0, 0};
@@ -27,6 +29,7 @@ void claim_slot(ThreadState& ts) {
   }
   // gettid once per thread, outside any hot path.
   ts.slot->tid.store(static_cast<uint32_t>(syscall(SYS_gettid)), std::memory_order_relaxed);
+  stream_ensure_started();  // the first hooked call of the process starts its event stream
 }
 
 ThreadSlot* slot_table() { return g_slots; }
@@ -69,6 +72,7 @@ void reset_slots() {
     }
     slot.blocked_outer_ns.store(0, std::memory_order_relaxed);
     slot.ring_next.store(0, std::memory_order_relaxed);
+    slot.trace_next.store(0, std::memory_order_relaxed);
     slot.legacy_stream_launches.store(0, std::memory_order_relaxed);
     slot.blocking_stream_launches.store(0, std::memory_order_relaxed);
   }

@@ -30,8 +30,20 @@ struct RingEntry {
   uint32_t result;  // CUresult / cudaError_t
 };
 
+// The timeline: blocking and timed calls of a thread, for the Chrome/Perfetto trace.
+// Written by the observer at call sites' outermost hooks; the oldest are overwritten.
+inline constexpr uint32_t kTraceSize = 2048;
+struct TraceEvent {
+  uint64_t start;        // clock ticks
+  uint64_t duration;     // clock ticks
+  const void* site;      // recorder/callsites.h, opaque here
+  uint16_t hook;
+};
+
 struct ThreadSlot {
   HookCounters hooks[kHookCount];
+  TraceEvent trace[kTraceSize];
+  std::atomic<uint64_t> trace_next;
   RingEntry ring[kRingSize];
   std::atomic<uint64_t> ring_next;              // total calls recorded (ring index = n % kRingSize)
   std::atomic<uint64_t> blocked_outer_ns;        // blocked ticks of outermost hooks only

@@ -18,6 +18,8 @@
 #include "policy/policy.h"
 #include "policy/leaks.h"
 #include "policy/library_report.h"
+#include "policy/trace_report.h"
+#include "recorder/event_stream.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/events.h"
@@ -44,6 +46,7 @@ namespace {
 // destructor writes the report.
 recorder::ProcessInfo* g_info = nullptr;
 std::string* g_out_dir = nullptr;
+uint64_t g_start_ticks = 0;  // the hook clock at start-up: the trace's time zero
 policy::Policy* g_policy = nullptr;                // the process policy, for the report
 std::vector<policy::AppliedEnv>* g_applied = nullptr;  // framework settings it applied
 bool g_report_enabled = true;
@@ -76,7 +79,10 @@ void setup_process() {
   *g_policy = p;
   *g_out_dir = p.get(policy::Setting::OUT);
   recorder::capture_process_info(*g_info);
-  if (!inert) recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+  if (!inert) {
+    recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+    recorder::stream_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+  }
   if (inert) {
     policy::configure_admission(policy::load_policy([](const char*) -> const char* { return nullptr; }, "").policy,
                                 {nullptr, nullptr});
@@ -99,7 +105,11 @@ void after_fork_child() {
   recorder::sites_reset();
   if (g_info != nullptr) {
     recorder::capture_process_info(*g_info);
-    if (!g_inert.load()) recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+    if (!g_inert.load()) {
+      recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+      recorder::stream_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+    }
+    g_start_ticks = now_ticks();
   }
 }
 
@@ -120,6 +130,7 @@ int write_report_to(const std::string& path) {
 
 __attribute__((constructor)) void cudashim_start() {
   clock_init();
+  g_start_ticks = now_ticks();
   setup_process();
   pthread_atfork(nullptr, nullptr, after_fork_child);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
@@ -128,6 +139,14 @@ __attribute__((constructor)) void cudashim_start() {
 __attribute__((destructor)) void cudashim_stop() {
   if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
   const std::string path = default_report_path(*g_out_dir, *g_info);
+  recorder::stream_finish();
+  try {
+    // The timeline next to the report: cudashim-<host>-<pid>[-r<rank>].trace, Chrome's JSON
+    // trace format (ui.perfetto.dev and chrome://tracing open it whatever its extension).
+    const std::string trace = path.substr(0, path.size() - 5) + ".trace";
+    write_file_atomically(trace, policy::trace_json(g_info->pid, g_start_ticks, g_info->start_mono_ns));
+  } catch (...) {
+  }
   try {
     const std::string summary = policy::findings_summary_text(monotonic_ns() - g_info->start_mono_ns);
     if (!summary.empty())

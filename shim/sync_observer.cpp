@@ -1,11 +1,13 @@
 // sync_observer.cpp: call sites and the evidence of sync patterns.
 #include "shim/sync_observer.h"
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/clock.h"
+#include "recorder/event_stream.h"
 #include "recorder/events.h"
 #include "shim/log.h"
 #include "shim/resolve.h"
@@ -47,6 +49,8 @@ void announce(const CallSite& s, policy::SyncRule rule) {
   static std::atomic<int> announced{0};
   if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;
   const policy::RuleRow& row = policy::rule_row(rule);
+  rec::stream_event("finding", fmt::format("\"id\": \"{}\", \"api\": \"{}\", \"hits\": {}", row.id,
+                                           hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)));
   if (s.py_depth > 0) {
     const int f = policy::user_frame_index(s);
     log_message(LogLevel::warn, "[{}] {} at {}:{} ({}): {}", row.id, row.title, s.py[f].file, s.py[f].line,
@@ -76,6 +80,12 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   CallSite* s = rec::site_for(id, ra, py);
   if (s == nullptr) return;
   rec::site_hit(s, ticks, f.bytes);
+  if (ticks != 0) {  // the timeline (trace): timed calls only
+    rec::ThreadSlot& slot = *rec::g_tls.slot;
+    const uint64_t n = slot.trace_next.load(std::memory_order_relaxed);
+    slot.trace[n % rec::kTraceSize] = {now_ticks() - ticks, ticks, s, static_cast<uint16_t>(id)};
+    slot.trace_next.store(n + 1, std::memory_order_release);
+  }
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
   rec::ThreadState& ts = rec::g_tls;
   const HookInfo& info = hook_info(id);

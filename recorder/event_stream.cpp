@@ -1,0 +1,128 @@
+// event_stream.cpp: NDJSON file, flush thread, memory samples.
+#include "recorder/event_stream.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <fmt/format.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+
+#include "recorder/clock.h"
+#include "recorder/ledger.h"
+#include "recorder/recorder.h"
+#include "recorder/thread_slots.h"
+
+namespace cudashim::recorder {
+namespace {
+
+char g_path[4096];
+std::atomic<int> g_fd{-1};
+std::atomic<int> g_state{0};  // 0 not started, 1 starting/started, 2 finished
+uint64_t g_t0 = 0;
+constexpr size_t kMaxSamples = 3600 * 4;
+MemorySample g_samples[kMaxSamples];
+std::atomic<size_t> g_nsamples{0};
+
+void write_line(const std::string& line) {
+  const int fd = g_fd.load(std::memory_order_acquire);
+  if (fd < 0) return;
+  (void)!write(fd, line.data(), line.size());  // one write: lines never interleave (O_APPEND)
+}
+
+void snapshot(const char* type) {
+  static CounterTotals t;  // only the flush thread and the exit path use it
+  sum_slots(t);
+  uint64_t calls = 0, errors = 0;
+  for (size_t h = 0; h < kHookCount; ++h) calls += t.calls[h], errors += t.errors[h];
+  const uint64_t now = monotonic_ns() - g_t0;
+  std::string line = fmt::format("{{\"t_ns\": {}, \"type\": \"{}\", \"calls\": {}, \"errors\": {}, \"blocked_ns\": {}, \"devices\": [",
+                                 now, type, calls, errors, ticks_to_ns(t.blocked_outer_ns));
+  DeviceStats d[kMaxDevices + 1];
+  const int n = ledger_devices(d, kMaxDevices + 1);
+  bool first = true;
+  for (int i = 0; i < n; ++i) {
+    if (d[i].device == kHostDevice) continue;
+    line += fmt::format("{}{{\"device\": {}, \"live_bytes\": {}, \"peak_bytes\": {}}}", first ? "" : ", ", d[i].device,
+                        d[i].live_bytes, d[i].peak_bytes);
+    first = false;
+    const size_t k = g_nsamples.load(std::memory_order_relaxed);
+    if (k < kMaxSamples) {
+      g_samples[k] = {now, d[i].device, d[i].live_bytes};
+      g_nsamples.store(k + 1, std::memory_order_release);
+    }
+  }
+  line += "]}\n";
+  write_line(line);
+}
+
+void* flush_loop(void*) {
+  while (g_state.load(std::memory_order_acquire) == 1) {
+    snapshot("snapshot");
+    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) usleep(100000);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void stream_configure(const char* dir, const char* host, int pid, int rank) {
+  const std::string name = rank >= 0 ? fmt::format("{}/cudashim-{}-{}-r{}.ndjson", dir, host, pid, rank)
+                                     : fmt::format("{}/cudashim-{}-{}.ndjson", dir, host, pid);
+  std::strncpy(g_path, name.c_str(), sizeof g_path - 1);
+  // A forked child starts its own stream: the parent's thread did not survive fork.
+  const int fd = g_fd.exchange(-1);
+  if (fd >= 0 && g_state.load() == 1) close(fd);
+  g_state.store(0);
+  g_nsamples.store(0);
+  g_t0 = monotonic_ns();
+}
+
+void stream_ensure_started() {
+  int expected = 0;
+  if (!g_state.compare_exchange_strong(expected, 1)) return;
+  if (char* slash = std::strrchr(g_path, '/'); slash != nullptr && slash != g_path) {
+    *slash = '\0';
+    mkdir(g_path, 0700);  // CUDASHIM_OUT may not exist yet; EEXIST is fine
+    *slash = '/';
+  }
+  const int fd = open(g_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // the report says why at exit; the job goes on
+  g_fd.store(fd, std::memory_order_release);
+  write_line(fmt::format("{{\"t_ns\": 0, \"type\": \"start\", \"schema\": \"cudashim.events/1\", \"pid\": {}}}\n", getpid()));
+  // The flush thread takes no signal: they belong to the application's threads.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t th;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 256 * 1024);
+  if (pthread_create(&th, &attr, flush_loop, nullptr) == 0) pthread_setname_np(th, "cudashim-flush");
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+void stream_event(const char* type, const std::string& body) {
+  if (g_fd.load(std::memory_order_acquire) < 0) return;
+  write_line(fmt::format("{{\"t_ns\": {}, \"type\": \"{}\"{}{}}}\n", monotonic_ns() - g_t0, type, body.empty() ? "" : ", ",
+                         body));
+}
+
+void stream_finish() {
+  int expected = 1;
+  if (!g_state.compare_exchange_strong(expected, 2)) return;
+  snapshot("exit");
+}
+
+std::vector<MemorySample> stream_memory_samples() {
+  const size_t n = g_nsamples.load(std::memory_order_acquire);
+  return std::vector<MemorySample>(g_samples, g_samples + n);
+}
+
+}  // namespace cudashim::recorder
