@@ -10,6 +10,7 @@
 #include "policy/sync_rules.h"
 #include "shim/hook_catalog.h"
 #include "tools/doctor.h"
+#include "tools/rank_compare.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
 
@@ -19,11 +20,14 @@ int cmd_report(const std::vector<std::string>& paths, bool json) {
   std::vector<std::string> problems;
   const auto reports = cudashim::tools::load_reports(paths, problems);
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
+  const auto ranks = cudashim::tools::compare_ranks(reports);
   if (json) {
-    std::cout << cudashim::tools::merge_reports(reports).dump(2) << "\n";
+    auto merged = cudashim::tools::merge_reports(reports);
+    if (!ranks.json.is_null()) merged["rank_comparison"] = ranks.json;
+    std::cout << merged.dump(2) << "\n";
   } else {
     const bool color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
-    std::cout << cudashim::tools::render_summary(reports, color);
+    std::cout << cudashim::tools::render_summary(reports, color) << ranks.text;
     if (reports.empty()) std::cout << "no cudashim reports found in the given paths\n";
   }
   return reports.empty() ? 1 : 0;

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "tools/rank_compare.h"
 #include "tools/report_reader.h"
 
 namespace fs = std::filesystem;
@@ -84,7 +85,7 @@ int run_command(const RunOptions& opts) {
     fmt::print(stderr, "\n== cudashim: {} process report(s) in {} ==\n", reports.size(), out);
     if (reports.empty())
       fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
-    fmt::print(stderr, "{}", render_summary(reports, color));
+    fmt::print(stderr, "{}{}", render_summary(reports, color), compare_ranks(reports).text);
     for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
     fmt::print(stderr, "command exited with {}\n", code);
   }
