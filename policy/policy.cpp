@@ -274,7 +274,12 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
   for (int i = 0; i < kSettings; ++i) {
     const std::string var = std::string("CUDASHIM_") + kSettingRows[i].name;
     const char* raw = getenv_fn(var.c_str());
-    if (raw == nullptr || i == static_cast<int>(Setting::LOCKED) || i == static_cast<int>(Setting::POLICY)) {
+    if (raw != nullptr && i == static_cast<int>(Setting::LOCKED)) {
+      r.warnings.push_back(var + ": ignored: only a policy file (policy.locked) can lock a policy, and the environment "
+                                 "cannot unlock one");
+      continue;
+    }
+    if (raw == nullptr || i == static_cast<int>(Setting::POLICY)) {
       if (raw != nullptr && i == static_cast<int>(Setting::POLICY)) {
         r.policy.value[i] = raw;
         r.policy.origin[i] = var;

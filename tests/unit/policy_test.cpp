@@ -153,9 +153,10 @@ TEST_CASE("a locked administrator policy can be tightened, never loosened", "[po
     CHECK(r.policy.flag(Setting::LOCKED));
     CHECK(r.policy.get(Setting::MODULE_LOADING) == "LAZY");
     CHECK_FALSE(r.policy.flag(Setting::DISABLE));
-    REQUIRE(r.warnings.size() == 4);
+    REQUIRE(r.warnings.size() == 5);
     CHECK(r.warnings[0].find("CUDASHIM_DISABLE is fixed by the administrator") != std::string::npos);
     CHECK(r.warnings[1].find("CUDASHIM_MEM_CAP '17179869184' is not tighter than '8589934592'") != std::string::npos);
+    CHECK(r.warnings[4].find("CUDASHIM_LOCKED: ignored: only a policy file") == 0);
   }
   SECTION("a user file cannot remove the cap or unlock") {
     TempFile user("[policy]\nlocked = false\n[memory]\ncap = \"\"\n");
