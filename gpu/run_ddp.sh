@@ -14,7 +14,7 @@ SITE=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch
 OTHER=$(mktemp -d); cp "$SITE/nvidia/cu13/lib/libcudart.so.13" "$OTHER/"
 cat > "$OTHER/rank_env.sh" <<EOS
 #!/bin/sh
-if [ "\$RANK" = 1 ]; then export LD_LIBRARY_PATH=$OTHER:\${LD_LIBRARY_PATH:-}; fi
+if [ "\$RANK" = 1 ]; then export LD_PRELOAD=\${LD_PRELOAD:-}:$OTHER/libcudart.so.13; fi
 exec python3 $PWD/gpu/ddp_train.py
 EOS
 W=$(mktemp -d)
@@ -23,7 +23,7 @@ rc=$?
 "$CLI" report "$W/run" > "$OUTD/ddp-report.txt" 2>&1
 {
   echo "# torchrun on $N GPUs under cudashim ($(date -u +%Y-%m-%d), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1))"
-  echo; echo "- command: \`bash gpu/run_ddp.sh\`; torchrun exit $rc; CUDASHIM_MEM_CAP=20GiB; rank 1's LD_LIBRARY_PATH starts with $OTHER (a copy of libcudart.so.13)"
+  echo; echo "- command: \`bash gpu/run_ddp.sh\`; torchrun exit $rc; CUDASHIM_MEM_CAP=20GiB; rank 1 also preloads $OTHER/libcudart.so.13 (torch loads its own libcudart by full path, so LD_LIBRARY_PATH cannot divert it)"
   echo; echo "## What the ranks printed"; echo '```'; grep '^{' "$W/run.log"; echo '```'
   echo; echo "## \`cudashim report\`"; echo '```'; cat "$OUTD/ddp-report.txt"; echo '```'
   echo; echo "## NCCL in each rank's inventory"; echo '```'
