@@ -15,6 +15,7 @@ APT_PACKAGES=(
   libspdlog-dev libfmt-dev                   # header-only inside the preload library
   catch2 nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   binutils file
+  chromium fonts-dejavu-core                 # the HTML report's test renders it headless
 )
 
 missing=()

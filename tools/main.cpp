@@ -4,22 +4,33 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "policy/policy.h"
 #include "policy/sync_rules.h"
 #include "shim/hook_catalog.h"
 #include "tools/doctor.h"
+#include "tools/html_report.h"
 #include "tools/rank_compare.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
 
 namespace {
 
-int cmd_report(const std::vector<std::string>& paths, bool json) {
+int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html) {
   std::vector<std::string> problems;
   const auto reports = cudashim::tools::load_reports(paths, problems);
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
+  if (!html.empty()) {
+    std::ofstream f(html);
+    f << cudashim::tools::render_html(reports);
+    if (!f) {
+      fmt::print(stderr, "cudashim report: cannot write {}: check the folder exists and is writable\n", html);
+      return 2;
+    }
+    fmt::print(stderr, "wrote {} ({} reports)\n", html, reports.size());
+  }
   const auto ranks = cudashim::tools::compare_ranks(reports);
   if (json) {
     auto merged = cudashim::tools::merge_reports(reports);
@@ -114,6 +125,8 @@ int main(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "summarize report files or run folders");
   report_cmd->add_option("paths", report_paths, "report files or folders")->required();
   report_cmd->add_flag("--json", report_json, "print the reports merged as JSON");
+  std::string report_html;
+  report_cmd->add_option("--html", report_html, "also write one self-contained HTML page with plots to this file");
 
   bool names_only = false, hooks_md = false;
   auto* hooks_cmd = app.add_subcommand("hooks", "list every interposed ABI symbol and what is recorded for it");
@@ -143,7 +156,7 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*doctor_cmd) return cudashim::tools::run_doctor(doctor);
   if (*run_cmd) return cudashim::tools::run_command(run);
-  if (*report_cmd) return cmd_report(report_paths, report_json);
+  if (*report_cmd) return cmd_report(report_paths, report_json, report_html);
   if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
   if (*options_cmd) return cmd_options(options_md);
   if (*findings_cmd) {

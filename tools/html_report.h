@@ -1,0 +1,16 @@
+// html_report.h: `cudashim report --html OUT.html`: one self-contained page (inline
+// SVG, no script, no network) with the processes, memory over time per process and
+// device (from the .ndjson streams next to the reports), blocked time by call site,
+// the ranks side by side, and the findings with their fixes.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tools/report_reader.h"
+
+namespace cudashim::tools {
+
+// Renders the page. Streams are looked up next to each report (same name, .ndjson).
+std::string render_html(const std::vector<LoadedReport>& reports);
+
+}  // namespace cudashim::tools
