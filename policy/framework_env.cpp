@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "recorder/json_text.h"
+
 #include <cstdlib>
 
 #include "policy/admission.h"
@@ -19,14 +21,6 @@ constexpr Mapping kMappings[] = {{Setting::PYTORCH_ALLOC_CONF, "PYTORCH_CUDA_ALL
                                  {Setting::CACHE_MAXSIZE, "CUDA_CACHE_MAXSIZE"},
                                  {Setting::CACHE_PATH, "CUDA_CACHE_PATH"}};
 
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) o += c;
-  }
-  return o + "\"";
-}
 
 }  // namespace
 

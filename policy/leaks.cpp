@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "recorder/json_text.h"
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -29,15 +31,6 @@ void visit(const recorder::LiveAllocation& a, void* ctx) {
   g.oldest = std::min(g.oldest, a.born_ticks);
 }
 
-std::string json_str(std::string_view s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-    else o += static_cast<char>(c);
-  }
-  return o + "\"";
-}
 
 }  // namespace
 

@@ -3,21 +3,11 @@
 
 #include <fmt/format.h>
 
+#include "recorder/json_text.h"
+
 #include "symbols/loaded_libraries.h"
 
 namespace cudashim::policy {
-namespace {
-std::string json_str(std::string_view s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-    else o += static_cast<char>(c);
-  }
-  return o + "\"";
-}
-}  // namespace
-
 std::string libraries_report_json(std::vector<std::string>& lines) {
   const auto libs = symbols::loaded_cuda_libraries();
   std::string out = "  \"libraries\": [";

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "recorder/json_text.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -42,15 +44,6 @@ struct Agg {
   std::vector<SiteView> sites;
 };
 
-std::string json_str(std::string_view s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-    else o += static_cast<char>(c);
-  }
-  return o + "\"";
-}
 
 }  // namespace
 

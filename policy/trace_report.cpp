@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "recorder/json_text.h"
+
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/clock.h"
@@ -10,18 +12,6 @@
 #include "recorder/thread_slots.h"
 
 namespace cudashim::policy {
-namespace {
-std::string json_str(std::string_view s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += static_cast<char>(c);
-    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-    else o += static_cast<char>(c);
-  }
-  return o + "\"";
-}
-}  // namespace
-
 std::string trace_json(int pid, uint64_t start_ticks, uint64_t start_mono_ns) {
   std::string out = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"producer\": \"cudashim\"}, \"traceEvents\": [\n";
   out += fmt::format("{{\"ph\": \"M\", \"pid\": {}, \"name\": \"process_name\", \"args\": {{\"name\": \"cudashim pid {}\"}}}}",
