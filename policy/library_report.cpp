@@ -12,9 +12,10 @@ std::string libraries_report_json(std::vector<std::string>& lines) {
   const auto libs = symbols::loaded_cuda_libraries();
   std::string out = "  \"libraries\": [";
   for (size_t i = 0; i < libs.size(); ++i)
-    out += fmt::format("{}\n    {{\"path\": {}, \"file\": {}, \"family\": {}, \"version\": {}, \"major\": {}}}",
+    out += fmt::format("{}\n    {{\"path\": {}, \"file\": {}, \"family\": {}, \"version\": {}, \"version_source\": {}, "
+                       "\"major\": {}}}",
                        i ? "," : "", json_str(libs[i].path), json_str(libs[i].real), json_str(libs[i].family),
-                       json_str(libs[i].version), libs[i].major);
+                       json_str(libs[i].version), json_str(libs[i].version_source), libs[i].major);
   out += libs.empty() ? "],\n" : "\n  ],\n";
   out += "  \"library_findings\": [";
   const auto findings = symbols::loaded_library_findings(libs);

@@ -6,12 +6,63 @@
 #include <stdlib.h>
 
 #include <cstring>
+#include <dlfcn.h>
+
 #include <map>
 #include <set>
 
 #include "symbols/cuda_library.h"
 
 namespace cudashim::symbols {
+
+namespace {
+
+// Asks a loaded library for its own version through its version API (a getter that
+// needs no context or device). Returns "" when the family has none or it fails.
+std::string api_version(const std::string& path, const std::string& family, std::string& source) {
+  void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  if (h == nullptr) return "";
+  std::string v;
+  auto sym = [&](const char* name) { return dlsym(h, name); };
+  if (family == "cudart") {
+    if (auto f = reinterpret_cast<int (*)(int*)>(sym("cudaRuntimeGetVersion"))) {
+      int x = 0;
+      if (f(&x) == 0 && x > 0) v = std::to_string(x / 1000) + "." + std::to_string(x % 1000 / 10), source = "cudaRuntimeGetVersion";
+    }
+  } else if (family == "nccl") {
+    if (auto f = reinterpret_cast<int (*)(int*)>(sym("ncclGetVersion"))) {
+      int x = 0;  // 2.9+: major*10000 + minor*100 + patch
+      if (f(&x) == 0 && x > 0)
+        v = x >= 10000 ? std::to_string(x / 10000) + "." + std::to_string(x % 10000 / 100) + "." + std::to_string(x % 100)
+                       : std::to_string(x / 1000) + "." + std::to_string(x % 1000 / 100) + "." + std::to_string(x % 100),
+        source = "ncclGetVersion";
+    }
+  } else if (family == "cudnn") {
+    if (auto f = reinterpret_cast<size_t (*)()>(sym("cudnnGetVersion"))) {
+      const size_t x = f();  // 9.x: major*10000 + minor*100 + patch
+      if (x > 0) v = std::to_string(x / 10000) + "." + std::to_string(x % 10000 / 100) + "." + std::to_string(x % 100), source = "cudnnGetVersion";
+    }
+  } else if (family == "cublasLt") {
+    if (auto f = reinterpret_cast<size_t (*)()>(sym("cublasLtGetVersion"))) {
+      const size_t x = f();  // major*10000 + minor*100 + patch
+      if (x > 0) v = std::to_string(x / 10000) + "." + std::to_string(x % 10000 / 100) + "." + std::to_string(x % 100), source = "cublasLtGetVersion";
+    }
+  } else if (family == "nvrtc") {
+    if (auto f = reinterpret_cast<int (*)(int*, int*)>(sym("nvrtcVersion"))) {
+      int a = 0, b = 0;
+      if (f(&a, &b) == 0) v = std::to_string(a) + "." + std::to_string(b), source = "nvrtcVersion";
+    }
+  } else if (family == "nvJitLink") {
+    if (auto f = reinterpret_cast<int (*)(unsigned*, unsigned*)>(sym("nvJitLinkVersion"))) {
+      unsigned a = 0, b = 0;
+      if (f(&a, &b) == 0) v = std::to_string(a) + "." + std::to_string(b), source = "nvJitLinkVersion";
+    }
+  }
+  dlclose(h);  // NOLOAD took a reference: give it back
+  return v;
+}
+
+}  // namespace
 
 std::vector<LoadedLibrary> loaded_cuda_libraries() {
   std::vector<LoadedLibrary> out;
@@ -23,7 +74,7 @@ std::vector<LoadedLibrary> loaded_cuda_libraries() {
         base = base ? base + 1 : name;
         auto c = classify_cuda_library(base);
         if (!c) return 0;
-        LoadedLibrary lib{name, name, c->family, c->version, c->major};
+        LoadedLibrary lib{name, name, c->family, c->version, "", c->major};
         char buf[PATH_MAX];
         if (realpath(name, buf) != nullptr) {
           lib.real = buf;
@@ -35,6 +86,12 @@ std::vector<LoadedLibrary> loaded_cuda_libraries() {
         return 0;
       },
       &out);
+  for (auto& lib : out) {
+    lib.version_source = lib.version.empty() ? "" : "file name";
+    std::string source;
+    const std::string v = api_version(lib.path, lib.family, source);
+    if (!v.empty()) lib.version = v, lib.version_source = source;
+  }
   return out;
 }
 
