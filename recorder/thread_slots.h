@@ -61,7 +61,7 @@ struct ThreadState {
   uint32_t depth;
   uint32_t internal;         // >0 while cudashim's own code runs: hooks pass straight through
   uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
-  uint64_t readback_ticks;   // when this thread last did a small device-to-host copy (0 = none pending)
+  uint64_t readback_ticks;   // nonzero: this thread's last copy was a small device-to-host one (a read-back)
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS

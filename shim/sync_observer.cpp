@@ -65,7 +65,9 @@ void announce(const CallSite& s, policy::SyncRule rule) {
 
 uint64_t maybe_sample_cpu(recorder::CallScope& scope) {
   rec::ThreadState& ts = scope.thread();
-  if (!scope.outermost() || (++ts.blocking_calls & 15) != 0) return 0;
+  // Every 256th blocking call: CLOCK_THREAD_CPUTIME_ID is a real system call (~300 ns),
+  // so sampling keeps its share of a timed sync under 2 ns (bench/results/hook_overhead-cpu.md).
+  if (!scope.outermost() || (++ts.blocking_calls & 255) != 0) return 0;
   return thread_cpu_ns();
 }
 
@@ -80,10 +82,10 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   CallSite* s = rec::site_for(id, ra, py);
   if (s == nullptr) return;
   rec::site_hit(s, ticks, f.bytes);
-  if (ticks != 0) {  // the timeline (trace): timed calls only
+  if (ticks != 0) {  // the timeline (trace): timed calls only, start from the wrapper's own clock read
     rec::ThreadSlot& slot = *rec::g_tls.slot;
     const uint64_t n = slot.trace_next.load(std::memory_order_relaxed);
-    slot.trace[n % rec::kTraceSize] = {now_ticks() - ticks, ticks, s, static_cast<uint16_t>(id)};
+    slot.trace[n % rec::kTraceSize] = {f.t0, ticks, s, static_cast<uint16_t>(id)};
     slot.trace_next.store(n + 1, std::memory_order_release);
   }
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
@@ -92,7 +94,7 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   const policy::SyncThresholds& th = policy::sync_thresholds();
 
   if (info.kind == RecKind::COPY) {
-    if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_ticks = now_ticks();
+    if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_ticks = 1;  // a read-back is pending
     if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
         !is_pinned(f.host))
       s->pageable.fetch_add(1, std::memory_order_relaxed);

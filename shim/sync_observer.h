@@ -15,6 +15,7 @@ struct CallFacts {
   CopyDir dir = CopyDir::UNKNOWN;
   const void* host = nullptr;  // host side of a copy, to tell pinned from pageable
   uint64_t cpu0 = 0;           // thread CPU ns at the start, when this call is sampled (else 0)
+  uint64_t t0 = 0;             // the wrapper's clock reading at the start (timed calls)
   MemKind mem_kind = MemKind::device;  // allocations: what was allocated, under which key
   unsigned long long key = 0;
 };

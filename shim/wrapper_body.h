@@ -96,6 +96,7 @@
   constexpr bool kBlocking = ::cudashim::Timing::TIMING == ::cudashim::Timing::BLOCKING;  \
   if constexpr (kBlocking) facts_.cpu0 = ::cudashim::shim::maybe_sample_cpu(scope);        \
   const uint64_t t0 = kTimed ? ::cudashim::now_ticks() : 0;                                 \
+  facts_.t0 = t0;                                                                           \
   const auto r = real ARGS;                                                                 \
   const uint64_t dt = kTimed ? ::cudashim::now_ticks() - t0 : 0;                            \
   CUDASHIM_POST_##KIND REC;                                                                 \
