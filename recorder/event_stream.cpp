@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <cstring>
 #include <mutex>
 
@@ -35,7 +36,9 @@ void write_line(const std::string& line) {
 }
 
 void snapshot(const char* type) {
-  static CounterTotals t;  // only the flush thread and the exit path use it
+  // Per call, not static: the flush thread and the exit path may snapshot at once.
+  auto totals = std::make_unique<CounterTotals>();
+  CounterTotals& t = *totals;
   sum_slots(t);
   uint64_t calls = 0, errors = 0;
   for (size_t h = 0; h < kHookCount; ++h) calls += t.calls[h], errors += t.errors[h];
