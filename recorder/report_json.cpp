@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "recorder/clock.h"
@@ -115,10 +116,8 @@ void capture_process_info(ProcessInfo& info) {
 }
 
 bool has_activity() {
-  static CounterTotals totals;  // large: keep it off the stack
-  sum_slots(totals);
   for (size_t h = 0; h < kHookCount; ++h)
-    if (totals.calls[h] != 0) return true;
+    if (calls_of(h) != 0) return true;
   return g_events[static_cast<int>(Event::libcuda_dlopen_requests)].load(std::memory_order_relaxed) != 0;
 }
 
@@ -130,7 +129,9 @@ void reset_all() {
 }
 
 std::string render_report_json(const ProcessInfo& info, const std::string& extra_sections) {
-  static CounterTotals t;
+  // Per call, not static: cudashim_write_report() may run beside the exit path.
+  auto totals = std::make_unique<CounterTotals>();
+  CounterTotals& t = *totals;
   sum_slots(t);
   std::string out;
   out.reserve(16384);

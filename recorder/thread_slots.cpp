@@ -38,6 +38,13 @@ uint32_t slots_in_use() {
   return used < kMaxThreadSlots ? used : kMaxThreadSlots + 1;
 }
 
+uint64_t calls_of(size_t hook) {
+  uint64_t n = 0;
+  const uint32_t used = slots_in_use();
+  for (uint32_t s = 0; s < used; ++s) n += g_slots[s].hooks[hook].calls.load(std::memory_order_relaxed);
+  return n;
+}
+
 void sum_slots(CounterTotals& out) {
   std::memset(&out, 0, sizeof out);
   const uint32_t used = g_next_slot.load(std::memory_order_acquire);

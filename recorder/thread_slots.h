@@ -86,6 +86,9 @@ inline void bump(const ThreadState& ts, std::atomic<uint64_t>& c, uint64_t v) {
     c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
 }
 
+// The calls of one hook summed over every slot. Safe from any thread (no shared buffer).
+uint64_t calls_of(size_t hook);
+
 // Sums of every slot, for reports and tests.
 struct CounterTotals {
   uint64_t calls[kHookCount];

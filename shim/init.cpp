@@ -183,7 +183,5 @@ extern "C" __attribute__((visibility("default"))) unsigned long long cudashim_ap
   if (abi_name == nullptr) return 0;
   const cudashim::HookId id = cudashim::find_hook(abi_name);
   if (id == cudashim::HookId::kCount) return 0;
-  static cudashim::recorder::CounterTotals totals;
-  cudashim::recorder::sum_slots(totals);
-  return totals.calls[static_cast<size_t>(id)];
+  return cudashim::recorder::calls_of(static_cast<size_t>(id));
 }

@@ -10,16 +10,9 @@
 #include <vector>
 
 #include "driver_api.h"
+#include "runtime_check.h"
 #include "fake_truth.h"
 
-#define CHECK_RT(call)                                                                \
-  do {                                                                                \
-    cudaError_t e_ = (call);                                                          \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #call, e_); \
-      return 1;                                                                       \
-    }                                                                                 \
-  } while (0)
 
 int main(int argc, char** argv) {
   const int iters = argc > 1 ? std::atoi(argv[1]) : 50;

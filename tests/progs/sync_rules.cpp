@@ -10,15 +10,8 @@
 #include <vector>
 
 #include "driver_api.h"
+#include "runtime_check.h"
 
-#define RT(call)                                                                         \
-  do {                                                                                   \
-    cudaError_t e_ = (call);                                                             \
-    if (e_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s returned %d\n", __FILE__, __LINE__, #call, e_);  \
-      return 1;                                                                          \
-    }                                                                                    \
-  } while (0)
 
 __attribute__((noinline)) static void kernel_stub() {}
 
@@ -26,13 +19,13 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "clean";
   constexpr int kSteps = 40;
   void* dev = nullptr;
-  RT(cudaMalloc(&dev, 1 << 20));
+  CHECK_RT(cudaMalloc(&dev, 1 << 20));
   std::vector<char> pageable(1 << 20, 1);
   void* pinned = nullptr;
-  RT(cudaMallocHost(&pinned, 1 << 20));
+  CHECK_RT(cudaMallocHost(&pinned, 1 << 20));
   cudaStream_t nb = nullptr, blocking = nullptr;
-  RT(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking));
-  if (mode == "legacy") RT(cudaStreamCreate(&blocking));
+  CHECK_RT(cudaStreamCreateWithFlags(&nb, cudaStreamNonBlocking));
+  if (mode == "legacy") CHECK_RT(cudaStreamCreate(&blocking));
   if (mode == "deprecated") {
     // cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) reaches the driver as this call.
     using SetFlags = CUresult (*)(CUdevice, unsigned int);
@@ -44,43 +37,43 @@ int main(int argc, char** argv) {
   void* args[] = {nullptr};
   for (int s = 0; s < kSteps; ++s) {
     // The step's real work, the same in every mode: a launch and an async copy from pinned memory.
-    RT(cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, nb));
-    RT(cudaMemcpyAsync(dev, pinned, 4096, cudaMemcpyHostToDevice, nb));
+    CHECK_RT(cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, nb));
+    CHECK_RT(cudaMemcpyAsync(dev, pinned, 4096, cudaMemcpyHostToDevice, nb));
     if (mode == "readback") {
-      RT(cudaMemcpyAsync(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost, nb));
-      RT(cudaStreamSynchronize(nb));
+      CHECK_RT(cudaMemcpyAsync(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost, nb));
+      CHECK_RT(cudaStreamSynchronize(nb));
     } else if (mode == "explicit_sync") {
-      RT(cudaDeviceSynchronize());
+      CHECK_RT(cudaDeviceSynchronize());
     } else if (mode == "churn") {
       void* tmp = nullptr;
-      RT(cudaMalloc(&tmp, 4 << 20));
-      RT(cudaFree(tmp));
+      CHECK_RT(cudaMalloc(&tmp, 4 << 20));
+      CHECK_RT(cudaFree(tmp));
     } else if (mode == "pageable") {
-      RT(cudaMemcpyAsync(dev, pageable.data(), 1 << 20, cudaMemcpyHostToDevice, nb));
+      CHECK_RT(cudaMemcpyAsync(dev, pageable.data(), 1 << 20, cudaMemcpyHostToDevice, nb));
     } else if (mode == "sync_copy") {
-      RT(cudaMemcpy(pageable.data(), dev, 1 << 20, cudaMemcpyDeviceToHost));
+      CHECK_RT(cudaMemcpy(pageable.data(), dev, 1 << 20, cudaMemcpyDeviceToHost));
     } else if (mode == "legacy") {
-      RT(cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, blocking));
-      RT(cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, nullptr));
+      CHECK_RT(cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, blocking));
+      CHECK_RT(cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, nullptr));
     } else if (mode == "pinned") {
       void* h = nullptr;
-      RT(cudaMallocHost(&h, 1 << 16));
-      RT(cudaFreeHost(h));
+      CHECK_RT(cudaMallocHost(&h, 1 << 16));
+      CHECK_RT(cudaFreeHost(h));
     } else if (mode == "deprecated") {
       using Fn = cudaError_t (*)();
       auto thread_sync = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "cudaThreadSynchronize"));
-      if (thread_sync) RT(thread_sync());
-      else RT(cudaDeviceSynchronize());
+      if (thread_sync) CHECK_RT(thread_sync());
+      else CHECK_RT(cudaDeviceSynchronize());
     } else if (mode != "clean") {
       std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
       return 2;
     }
   }
   // clean: one read-back at the very end, outside the loop.
-  RT(cudaMemcpyAsync(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost, nb));
-  RT(cudaStreamSynchronize(nb));
-  RT(cudaFreeHost(pinned));
-  RT(cudaFree(dev));
+  CHECK_RT(cudaMemcpyAsync(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost, nb));
+  CHECK_RT(cudaStreamSynchronize(nb));
+  CHECK_RT(cudaFreeHost(pinned));
+  CHECK_RT(cudaFree(dev));
   std::printf("{\"mode\": \"%s\", \"steps\": %d}\n", mode.c_str(), kSteps);
   return 0;
 }
