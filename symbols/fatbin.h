@@ -115,4 +115,32 @@ enum class FatbinSource { all, registered, embedded };
 // Entries known to hold no kernel are left out: a container with only those is "empty".
 Coverage coverage_for(const Fatbin& fatbin, int sm, FatbinSource source = FatbinSource::all);
 
+// Device-code bytes of one architecture name ("sm_90", "compute_90", "lto_90", ...) in a fatbin,
+// and how many of them a GPU of compute capability `sm` would use.
+struct ArchBytes {
+  std::string arch;                        // FatbinEntry::arch_name()
+  std::uint16_t kind = 0;                  // FatbinKind value
+  std::uint64_t entries = 0;
+  std::uint64_t stored_bytes = 0;          // as in the file: compressed size, else the padded payload
+  std::uint64_t uncompressed_bytes = 0;    // the header's uncompressed size (PTX: with its final NUL)
+  std::uint64_t used_entries = 0;          // entries the driver would load for `sm` (see fatbin_bytes)
+  std::uint64_t used_stored_bytes = 0;
+  std::uint64_t used_uncompressed_bytes = 0;
+};
+
+struct FatbinBytes {
+  int sm = 0;
+  std::vector<ArchBytes> archs;            // sorted by arch name
+  std::uint64_t stored_bytes = 0, uncompressed_bytes = 0;            // every entry
+  std::uint64_t sass_stored_bytes = 0, ptx_stored_bytes = 0;         // cubins, PTX (LTO-IR in neither)
+  std::uint64_t used_stored_bytes = 0, used_uncompressed_bytes = 0;  // entries used on `sm`
+};
+
+// Per-architecture byte accounting of `fatbin` for a GPU of compute capability `sm`. In each
+// container the driver uses one entry: the newest cubin that runs on `sm`, else the newest PTX
+// it can JIT for `sm`; those entries count as used, every other byte serves other GPUs.
+// Uncompressed sizes come from the entry headers (cuobjdump --extract-elf writes cubins of
+// exactly that size; --extract-ptx writes PTX one byte shorter, without the final NUL).
+FatbinBytes fatbin_bytes(const Fatbin& fatbin, int sm, FatbinSource source = FatbinSource::all);
+
 }  // namespace cudashim::symbols

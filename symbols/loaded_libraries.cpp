@@ -62,7 +62,169 @@ std::string api_version(const std::string& path, const std::string& family, std:
   return v;
 }
 
+// One loaded object's dynamic facts, read from its own PT_DYNAMIC in memory.
+struct LoadedObject {
+  std::string name;
+  std::vector<std::string> needed;
+  std::string rpath, runpath;
+};
+
+// True when [p, p+n) lies inside one of the object's loaded segments.
+bool in_segments(const dl_phdr_info* info, uintptr_t p, size_t n) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
+    if (p >= lo && p + n <= hi && p + n >= p) return true;
+  }
+  return false;
+}
+
+// Reads DT_NEEDED, DT_RPATH, DT_RUNPATH. glibc relocates DT_STRTAB in place on
+// most targets; an unrelocated (small) value is taken relative to the base. Every
+// pointer is checked against the object's segments before it is read.
+LoadedObject read_object(const dl_phdr_info* info) {
+  LoadedObject o;
+  o.name = info->dlpi_name ? info->dlpi_name : "";
+  const ElfW(Dyn)* dyn = nullptr;
+  for (int i = 0; i < info->dlpi_phnum; ++i)
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  if (dyn == nullptr || !in_segments(info, reinterpret_cast<uintptr_t>(dyn), sizeof(ElfW(Dyn)))) return o;
+  uintptr_t strtab = 0;
+  size_t strsz = 0;
+  std::vector<std::pair<long, size_t>> wanted;  // tag, string offset
+  for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL && in_segments(info, reinterpret_cast<uintptr_t>(d + 1), sizeof *d); ++d) {
+    if (d->d_tag == DT_STRTAB) strtab = d->d_un.d_ptr;
+    else if (d->d_tag == DT_STRSZ) strsz = d->d_un.d_val;
+    else if (d->d_tag == DT_NEEDED || d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH) wanted.emplace_back(d->d_tag, d->d_un.d_val);
+    if (wanted.size() > 4096) break;
+  }
+  if (strtab != 0 && strtab < info->dlpi_addr) strtab += info->dlpi_addr;
+  if (strtab == 0 || strsz == 0 || !in_segments(info, strtab, strsz)) return o;
+  const char* base = reinterpret_cast<const char*>(strtab);
+  for (const auto& [tag, off] : wanted) {
+    if (off >= strsz) continue;
+    const std::string text(base + off, strnlen(base + off, strsz - off));
+    if (tag == DT_NEEDED) o.needed.push_back(text);
+    else if (tag == DT_RPATH) o.rpath = text;
+    else o.runpath = text;
+  }
+  return o;
+}
+
+std::string base_name(const std::string& p) {
+  const size_t s = p.rfind('/');
+  return s == std::string::npos ? p : p.substr(s + 1);
+}
+std::string dir_name(const std::string& p) {
+  const size_t s = p.rfind('/');
+  return s == std::string::npos ? "." : p.substr(0, s);
+}
+std::string real_dir(const std::string& dir) {
+  char buf[PATH_MAX];
+  return realpath(dir.c_str(), buf) ? std::string(buf) : dir;
+}
+
+// Which entry of a colon-separated search list holds `dir` ($ORIGIN expanded against `origin`).
+std::string list_entry_holding(const std::string& list, const std::string& dir, const std::string& origin) {
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(':', start);
+    if (end == std::string::npos) end = list.size();
+    std::string e = list.substr(start, end - start);
+    std::string x = e;
+    for (const char* tok : {"${ORIGIN}", "$ORIGIN"})
+      for (size_t k; (k = x.find(tok)) != std::string::npos;) x.replace(k, std::strlen(tok), origin);
+    if (!x.empty() && real_dir(x) == dir) return e;
+    start = end + 1;
+  }
+  return "";
+}
+
+// Why the loader took the file in `real` for a request by `requester` (a bare name).
+std::string search_reason(const std::string& real, const LoadedObject* requester, const std::string& ld_library_path) {
+  const std::string dir = real_dir(dir_name(real));
+  const std::string origin = requester ? real_dir(dir_name(requester->name)) : "";
+  if (requester != nullptr && requester->runpath.empty() && !requester->rpath.empty()) {
+    if (std::string e = list_entry_holding(requester->rpath, dir, origin); !e.empty())
+      return "in the RPATH of " + requester->name + " (" + e + ")";
+  }
+  if (std::string e = list_entry_holding(ld_library_path, dir, ""); !e.empty()) return "in LD_LIBRARY_PATH (" + e + ")";
+  if (requester != nullptr && !requester->runpath.empty()) {
+    if (std::string e = list_entry_holding(requester->runpath, dir, origin); !e.empty())
+      return "in the RUNPATH of " + requester->name + " (" + e + ")";
+  }
+  return "from the loader cache or a default folder (" + dir + ")";
+}
+
 }  // namespace
+
+std::string cuda_version_text(int v) {
+  if (v <= 0) return "";
+  return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+std::vector<LoadedLibrary> loaded_cuda_libraries(const InventoryHints& hints) {
+  std::vector<LoadedLibrary> libs = loaded_cuda_libraries();
+  std::vector<LoadedObject> objects;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        static_cast<std::vector<LoadedObject>*>(data)->push_back(read_object(info));
+        return 0;
+      },
+      &objects);
+  auto object_named = [&](const std::string& name) -> const LoadedObject* {
+    for (const auto& o : objects)
+      if (!name.empty() && o.name == name) return &o;
+    return nullptr;
+  };
+  for (auto& lib : libs) {
+    const std::string base = base_name(lib.path);
+    // Newest request first: the dlopen that named this file (by path or by name).
+    for (auto it = hints.dlopens.rbegin(); it != hints.dlopens.rend() && lib.how.empty(); ++it) {
+      if (it->name.empty()) continue;
+      const bool by_path = it->name.find('/') != std::string::npos;
+      char buf[PATH_MAX];
+      const std::string asked_real = by_path && realpath(it->name.c_str(), buf) ? std::string(buf) : "";
+      if (by_path ? (asked_real == lib.real || it->name == lib.path) : base_name(it->name) == base ||
+                                                                         base_name(it->name) == base_name(lib.real)) {
+        lib.how = "dlopen";
+        lib.loaded_by = it->caller_module;
+        lib.requested = it->name;
+        lib.reason = by_path ? "path given by the caller"
+                             : search_reason(lib.real, object_named(it->caller_module), hints.ld_library_path);
+      }
+    }
+    if (!lib.how.empty()) continue;
+    for (const auto& o : objects) {
+      if (o.name == lib.path) continue;
+      bool needs = false;
+      for (const auto& n : o.needed) needs = needs || n == base;
+      if (!needs) continue;
+      lib.how = "DT_NEEDED";
+      lib.loaded_by = o.name.empty() ? "the program" : o.name;
+      lib.requested = base;
+      lib.reason = search_reason(lib.real, &o, hints.ld_library_path);
+      break;
+    }
+  }
+  for (const auto& [module, version] : hints.static_runtimes) {
+    LoadedLibrary l;
+    l.path = module;
+    char buf[PATH_MAX];
+    l.real = realpath(module.c_str(), buf) ? std::string(buf) : module;
+    l.family = "cudart";
+    l.version = cuda_version_text(version);
+    l.version_source = "cuGetProcAddress cudaVersion";
+    l.major = version > 0 ? version / 1000 : -1;
+    l.linkage = "static";
+    l.how = "static";
+    l.loaded_by = module;
+    l.reason = "a CUDA runtime linked into this module asked the driver for its entry points";
+    libs.push_back(std::move(l));
+  }
+  return libs;
+}
 
 std::vector<LoadedLibrary> loaded_cuda_libraries() {
   std::vector<LoadedLibrary> out;
@@ -100,6 +262,7 @@ std::vector<Finding> loaded_library_findings(const std::vector<LoadedLibrary>& l
   std::map<std::string, std::vector<const LoadedLibrary*>> by_family;
   std::set<std::string> seen;
   for (const auto& l : libs) {
+    if (l.linkage == "static") continue;  // its own private copy: by design, not a clash
     if (!seen.insert(l.real).second) continue;  // one file under two names
     by_family[l.family].push_back(&l);
     if (l.family == "cuda" && l.path.find("/stubs/") != std::string::npos)

@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 passed = failed = 0
 
@@ -41,6 +42,23 @@ def cuobjdump_counts(cuobjdump, path):
     return counts
 
 
+def cuobjdump_bytes(cuobjdump, path):
+    """{"sm_90": (entries, bytes), "compute_90": (entries, bytes)} from the files that
+    `cuobjdump --extract-elf all` and `--extract-ptx all` write (in a temporary folder)."""
+    sizes = collections.defaultdict(lambda: [0, 0])
+    with tempfile.TemporaryDirectory(prefix="cudashim-xelf-") as tmp:
+        for flag in ("--extract-elf", "--extract-ptx"):
+            subprocess.run([os.path.abspath(cuobjdump), flag, "all", os.path.abspath(path)], cwd=tmp, capture_output=True, timeout=1200)
+        for name in os.listdir(tmp):
+            m = re.match(r".*\.sm_(\d+[a-z]?)\.(cubin|ptx)$", name)
+            if not m:
+                continue
+            key = ("sm_" if m.group(2) == "cubin" else "compute_") + m.group(1)
+            sizes[key][0] += 1
+            sizes[key][1] += os.path.getsize(os.path.join(tmp, name))
+    return {k: tuple(v) for k, v in sizes.items()}
+
+
 def expected_coverage(counts, sm):
     def split(name):
         m = re.match(r"(sm|compute)_(\d+)([a-z]?)", name)
@@ -60,6 +78,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
     ap.add_argument("--deps", required=True, help=".deps/realbin")
+    ap.add_argument("--bytes", action="append", default=[],
+                    help="also compare the uncompressed bytes per architecture with what cuobjdump extracts from this file")
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     cuobjdump = os.path.join(a.deps, "cuobjdump/nvidia/cu13/bin/cuobjdump")
@@ -92,6 +112,25 @@ def main():
             # known to hold no kernel; for these files the answers agree.)
             check(fb["coverage"] == expected_coverage(want, sm),
                   f"{name}: sm_{sm} -> {fb['coverage']} (cuobjdump's listing implies {expected_coverage(want, sm)})")
+
+    # Bytes per architecture: doctor's uncompressed sizes (from the entry headers) against the
+    # files cuobjdump extracts. cuobjdump writes PTX without its final NUL: one byte per entry.
+    for path in [f for f in a.bytes if os.path.exists(f)]:
+        name = os.path.basename(path)
+        want = cuobjdump_bytes(cuobjdump, path)
+        p = subprocess.run([a.cli, "doctor", "--json", "--sm", "90", path], capture_output=True, text=True, timeout=600)
+        per_arch = json.loads(p.stdout)["libraries"][0]["fatbin"]["bytes"]["per_arch"]
+        got = {}
+        for arch, b in per_arch.items():
+            if arch.startswith("lto_"):
+                continue
+            n, size = b["entries"], b["uncompressed_bytes"]
+            got[arch] = (n, size - n if arch.startswith("compute_") else size)
+        total = sum(v[1] for v in want.values())
+        check(got == want and total > 0,
+              f"{name}: uncompressed bytes per architecture equal cuobjdump's extracted files "
+              f"({len(want)} architectures, {total / 2**20:.1f} MiB)",
+              f"doctor:    {sorted(got.items())}\ncuobjdump: {sorted(want.items())}")
 
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 else 1

@@ -1,0 +1,300 @@
+#include "symbols/driver_bridge.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace cudashim::symbols {
+namespace {
+
+std::string_view base_name(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+// The version of a copy: from its real file name, else from the name it was found under.
+std::optional<DriverVersion> copy_version(const LibcudaCopy& c) {
+  if (auto v = libcuda_file_version(base_name(c.real_path))) return v;
+  return libcuda_file_version(base_name(c.path));
+}
+
+bool is_compat(const LibcudaCopy& c) { return in_compat_folder(c.path) || in_compat_folder(c.real_path); }
+bool is_stub(const LibcudaCopy& c) {
+  return c.path.find("/stubs/") != std::string::npos || c.real_path.find("/stubs/") != std::string::npos;
+}
+
+// Consumer GPUs: forward compatibility is for data-center GPUs (and a few NGC-ready RTX SKUs).
+bool consumer_gpu(const std::string& name) {
+  return name.find("GeForce") != std::string::npos || name.find("TITAN") != std::string::npos;
+}
+
+std::string describe(const LibcudaCopy& c) {
+  std::string s = c.path;
+  if (!c.real_path.empty() && c.real_path != c.path) s += " -> " + c.real_path;
+  return s;
+}
+
+Finding make(FindingId id, std::string subject, std::string message) {
+  return Finding{id, std::move(subject), std::move(message), {}};
+}
+
+}  // namespace
+
+std::optional<DriverVersion> parse_driver_version(std::string_view text) {
+  DriverVersion v;
+  int parts[3] = {0, 0, 0};
+  int count = 0;
+  std::size_t i = 0;
+  while (i < text.size() && count < 3) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    long n = 0;
+    std::size_t digits = 0;
+    for (; i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 6; ++i, ++digits) n = n * 10 + (text[i] - '0');
+    if (i < text.size() && text[i] >= '0' && text[i] <= '9') return std::nullopt;  // absurdly long
+    parts[count++] = static_cast<int>(n);
+    if (i == text.size()) break;
+    if (text[i] != '.') return std::nullopt;
+    ++i;
+    if (i == text.size()) return std::nullopt;  // "580."
+  }
+  if (i != text.size() || count < 2 || parts[0] < 100 || parts[0] > 9999) return std::nullopt;
+  v.major = parts[0];
+  v.minor = parts[1];
+  v.patch = parts[2];
+  v.text = std::string(text);
+  return v;
+}
+
+std::optional<KernelModule> parse_kernel_module_version(std::string_view text) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.rfind("NVRM version:", 0) != 0) continue;
+    const std::size_t module = line.find("Kernel Module");
+    if (module == std::string_view::npos) continue;
+    // The first token after "Kernel Module" (and "for <arch>") that reads as a version.
+    std::istringstream words{std::string(line.substr(module))};
+    std::string word;
+    while (words >> word) {
+      if (auto v = parse_driver_version(word)) {
+        KernelModule k;
+        k.version = *v;
+        k.open = line.find("Open Kernel Module") != std::string_view::npos;
+        k.line = std::string(line);
+        return k;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<DriverVersion> libcuda_file_version(std::string_view file_name) {
+  static constexpr std::string_view kPrefix = "libcuda.so.";
+  if (file_name.rfind(kPrefix, 0) != 0) return std::nullopt;
+  auto v = parse_driver_version(file_name.substr(kPrefix.size()));
+  if (!v) return std::nullopt;  // "libcuda.so.1": the soname, no release in it
+  return v;
+}
+
+bool in_compat_folder(std::string_view path) {
+  std::size_t start = 0;
+  while (start < path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string_view::npos) break;  // the last component is the file itself
+    if (path.substr(start, end - start) == "compat") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::vector<std::string> mount_points(std::string_view mountinfo) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(mountinfo)};
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string f;
+    for (int i = 0; i < 5 && (fields >> f); ++i) {
+      if (i != 4) continue;
+      std::string decoded;  // the kernel escapes space, tab, newline and backslash as \ooo
+      for (std::size_t k = 0; k < f.size(); ++k) {
+        if (f[k] == '\\' && k + 3 < f.size() && f[k + 1] >= '0' && f[k + 1] <= '3' && f[k + 2] >= '0' && f[k + 2] <= '7' && f[k + 3] >= '0' && f[k + 3] <= '7') {
+          decoded += static_cast<char>((f[k + 1] - '0') * 64 + (f[k + 2] - '0') * 8 + (f[k + 3] - '0'));
+          k += 3;
+        } else {
+          decoded += f[k];
+        }
+      }
+      out.push_back(std::move(decoded));
+    }
+  }
+  return out;
+}
+
+std::vector<Finding> driver_bridge_findings(const DriverBridgeInput& input) {
+  std::vector<Finding> out;
+  std::optional<KernelModule> kernel;
+  if (input.kernel_version_text) kernel = parse_kernel_module_version(*input.kernel_version_text);
+  const LibcudaCopy* in_use = nullptr;
+  for (const auto& c : input.libcuda)
+    if (c.in_use && in_use == nullptr) in_use = &c;
+  const std::string kernel_line = kernel ? input.kernel_version_source + ": " + kernel->line : "";
+
+  // 1. The kernel module against the user-mode driver in use.
+  if (kernel && in_use != nullptr) {
+    const auto user = copy_version(*in_use);
+    if (user && !(*user == kernel->version)) {
+      const std::string kv = kernel->version.text, uv = user->text;
+      if (!is_compat(*in_use)) {
+        Finding f = make(FindingId::driver_user_kernel_mismatch, in_use->path,
+                         "kernel module " + kv + " but user-mode libcuda " + uv + ": cuInit fails with "
+                         "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803) or the driver misbehaves");
+        f.evidence.push_back(kernel_line);
+        f.evidence.push_back("libcuda.so.1 in use: " + describe(*in_use) + (in_use->bind_mounted ? " [bind-mounted from the host]" : " [in the image]"));
+        f.evidence.push_back("not in a compat/ folder, so not a forward-compatibility package");
+        out.push_back(std::move(f));
+      } else if (kernel->version < *user) {
+        const bool consumer = consumer_gpu(input.gpu_name);
+        Finding f = make(consumer ? FindingId::driver_compat_unsupported : FindingId::driver_forward_compat, in_use->path,
+                         consumer ? "forward-compatibility libcuda " + uv + " over kernel module " + kv + " on a " +
+                                        input.gpu_name + ": cuInit fails with CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804)"
+                                  : "forward compatibility in use: libcuda " + uv + " from a compat/ folder over kernel module " + kv);
+        f.evidence.push_back(kernel_line);
+        f.evidence.push_back("libcuda.so.1 in use: " + describe(*in_use));
+        f.evidence.push_back("verified: the libcuda comes from a compat/ folder and is newer than the kernel module");
+        if (input.gpu_name.empty())
+          f.evidence.push_back("not verified: that the GPU is a data-center GPU (no GPU name given); on other GPUs cuInit fails with 804");
+        else if (!consumer)
+          f.evidence.push_back("GPU: " + input.gpu_name + " (not a GeForce/TITAN: a data-center GPU is assumed)");
+        f.evidence.push_back("not verified: that the " + std::to_string(kernel->version.major) +
+                             " branch is one NVIDIA supports for forward compatibility with this cuda-compat package");
+        out.push_back(std::move(f));
+      } else {
+        Finding f = make(FindingId::driver_compat_unsupported, in_use->path,
+                         "forward-compatibility libcuda " + uv + " is older than kernel module " + kv +
+                             ": cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803)");
+        f.evidence.push_back(kernel_line);
+        f.evidence.push_back("libcuda.so.1 in use: " + describe(*in_use));
+        f.evidence.push_back("a compat package only helps when it is newer than the host's kernel module");
+        out.push_back(std::move(f));
+      }
+    }
+  }
+
+  // 2. NVML (it reports the kernel module's release) against /proc.
+  if (kernel && !input.nvml_driver_version.empty()) {
+    const auto nvml = parse_driver_version(input.nvml_driver_version);
+    if (nvml && !(*nvml == kernel->version)) {
+      Finding f = make(FindingId::driver_nvml_mismatch, "nvml",
+                       "NVML reports driver " + nvml->text + " but the kernel module is " + kernel->version.text);
+      f.evidence.push_back(kernel_line);
+      f.evidence.push_back("NVML driver version: " + nvml->text);
+      out.push_back(std::move(f));
+    }
+  }
+
+  // 3. Several releases of libcuda side by side (compat packages and link-time stubs aside).
+  std::map<DriverVersion, std::vector<const LibcudaCopy*>> by_version;
+  for (const auto& c : input.libcuda) {
+    if (is_compat(c) || is_stub(c)) continue;
+    if (auto v = copy_version(c)) by_version[*v].push_back(&c);
+  }
+  if (by_version.size() >= 2) {
+    bool host = false, image = false;
+    for (const auto& [v, copies] : by_version)
+      for (const auto* c : copies) (c->bind_mounted ? host : image) = true;
+    std::string message = std::to_string(by_version.size()) + " releases of libcuda side by side";
+    if (host && image) message += ": the host's bind-mounted copy next to the image's own";
+    Finding f = make(FindingId::libcuda_multiple_copies, "libcuda", message);
+    if (kernel) f.evidence.push_back(kernel_line);
+    for (const auto& [v, copies] : by_version)
+      for (const auto* c : copies) {
+        std::string line = v.text + ": " + describe(*c) + (c->bind_mounted ? " [bind-mounted from the host]" : " [in the image]");
+        if (c->in_use) line += " [the loader picks this one]";
+        if (kernel && v == kernel->version) line += " [matches the kernel module]";
+        f.evidence.push_back(line);
+      }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<LibcudaCopy> find_libcuda_copies(const std::vector<std::string>& folders, const std::string& in_use,
+                                             const std::vector<std::string>& mount_list) {
+  std::vector<LibcudaCopy> out;
+  const std::set<std::string> mounts(mount_list.begin(), mount_list.end());
+  auto real = [](const std::string& p) {
+    char buf[PATH_MAX];
+    return realpath(p.c_str(), buf) != nullptr ? std::string(buf) : p;
+  };
+  auto mounted = [&](const LibcudaCopy& c) { return mounts.count(c.path) != 0 || mounts.count(c.real_path) != 0; };
+  const std::string in_use_real = in_use.empty() ? "" : real(in_use);
+  std::set<std::string> seen;
+  for (const auto& folder : folders) {
+    DIR* d = opendir(folder.c_str());
+    if (d == nullptr) continue;
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      const std::string n = e->d_name;
+      if (n.rfind("libcuda.so", 0) == 0) names.push_back(n);
+      if (names.size() > 256) break;
+    }
+    closedir(d);
+    std::sort(names.begin(), names.end());
+    const std::string dir = folder.size() > 1 && folder.back() == '/' ? folder.substr(0, folder.size() - 1) : folder;
+    for (const auto& n : names) {
+      LibcudaCopy c;
+      c.path = dir + "/" + n;
+      struct stat st {};
+      if (stat(c.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      c.real_path = real(c.path);
+      if (!seen.insert(c.real_path).second) continue;  // the same file under another name
+      c.bind_mounted = mounted(c);
+      c.in_use = !in_use_real.empty() && c.real_path == in_use_real;
+      out.push_back(std::move(c));
+    }
+  }
+  if (!in_use.empty() && seen.count(in_use_real) == 0) {  // the loader's pick, from a folder not listed
+    LibcudaCopy c;
+    c.path = in_use;
+    c.real_path = in_use_real;
+    c.bind_mounted = mounted(c);
+    c.in_use = true;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+DriverBridgeInput read_driver_bridge_input(const std::string& kernel_version_path, const std::string& mountinfo_path,
+                                           const std::vector<std::string>& folders, const std::string& in_use) {
+  DriverBridgeInput input;
+  input.kernel_version_source = kernel_version_path;
+  input.kernel_version_text = read_small_text(kernel_version_path);
+  std::vector<std::string> mounts;
+  if (auto m = read_small_text(mountinfo_path)) mounts = mount_points(*m);
+  input.libcuda = find_libcuda_copies(folders, in_use, mounts);
+  return input;
+}
+
+std::optional<std::string> read_small_text(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return std::nullopt;
+  std::string text;
+  char buf[4096];
+  while (text.size() <= (1u << 20) && (f.read(buf, sizeof buf), f.gcount() > 0))  // /proc files are small
+    text.append(buf, static_cast<std::size_t>(f.gcount()));
+  return text;
+}
+
+}  // namespace cudashim::symbols
