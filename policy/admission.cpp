@@ -1,6 +1,8 @@
 // admission.cpp: caps, managed-memory rules, capped memory views.
 #include "policy/admission.h"
 
+#include <pthread.h>
+
 #include <atomic>
 
 #include "recorder/ledger.h"
@@ -15,6 +17,14 @@ bool g_guard = true;
 DeviceQueries g_q{nullptr, nullptr};
 constinit std::atomic<uint64_t> g_cap_bytes[kMaxDevices]{};  // resolved caps; 0 = not yet / none
 constinit std::atomic<bool> g_cap_known[kMaxDevices]{};
+MemSize g_pool_max_cached, g_pool_max_block;
+
+// Resolves a pool bound against `device`'s memory (a fraction needs the device total).
+uint64_t resolve_for(const MemSize& m, int device) {
+  if (m.bytes != 0 || m.fraction == 0) return m.bytes;
+  const uint64_t total = g_q.total_bytes && device >= 0 && device < kMaxDevices ? g_q.total_bytes(device) : 0;
+  return m.resolve(total);
+}
 
 const char* reason_text(Verdict v) {
   switch (v) {
@@ -32,6 +42,19 @@ void configure_admission(const Policy& p, DeviceQueries q) {
   g_managed = p.managed();
   g_guard = p.flag(Setting::MANAGED_GUARD);
   g_q = q;
+  g_pool_max_cached = MemSize{};
+  g_pool_max_block = MemSize{};
+  parse_memsize(p.get(Setting::POOL_MAX_CACHED), g_pool_max_cached);
+  parse_memsize(p.get(Setting::POOL_MAX_BLOCK), g_pool_max_block);
+  g_pool_on.store(p.flag(Setting::POOL), std::memory_order_relaxed);
+  static bool fork_handler = [] {
+    // A forked child (a DataLoader worker) cannot use its parent's CUDA context and may
+    // inherit a pool lock held by another thread (PRODUCT.md rule 8): it runs without the pool.
+    pthread_atfork(nullptr, nullptr, [] { g_pool_on.store(false, std::memory_order_relaxed); });
+    return true;
+  }();
+  (void)fork_handler;
+  recorder::oom_configure({cap_of, q.free_bytes});
   for (int d = 0; d < kMaxDevices; ++d) {
     g_cap_bytes[d] = g_cap.bytes;
     g_cap_known[d] = g_cap.fraction == 0;
@@ -49,6 +72,13 @@ uint64_t cap_of(int device) {
 }
 
 Verdict admit(HookId api, MemKind kind, int device, uint64_t bytes) {
+  const Verdict v = try_admit(kind, device, bytes);
+  if (v != Verdict::admit)
+    recorder::record_oom({api, device, bytes, recorder::ledger_capped_bytes(device), cap_of(device), true, reason_text(v)});
+  return v;
+}
+
+Verdict try_admit(MemKind kind, int device, uint64_t bytes) {
   Verdict v = Verdict::admit;
   if (kind == MemKind::managed) {
     if (g_managed == Managed::deny) v = Verdict::deny_managed;
@@ -59,10 +89,10 @@ Verdict admit(HookId api, MemKind kind, int device, uint64_t bytes) {
   }
   const uint64_t cap = cap_of(device);
   if (v == Verdict::admit && !recorder::ledger_charge(kind, device, bytes, cap)) v = Verdict::deny_cap;
-  if (v != Verdict::admit)
-    recorder::record_oom({api, device, bytes, recorder::ledger_capped_bytes(device), cap, true, reason_text(v)});
   return v;
 }
+
+void uncharge(MemKind kind, int device, uint64_t charged) { recorder::ledger_uncharge(kind, device, charged); }
 
 void commit(MemKind kind, uint64_t key, uint64_t bytes, uint64_t charged, int device) {
   if (bytes > charged) recorder::ledger_grow(kind, device, bytes - charged);
@@ -90,5 +120,10 @@ void cap_total_mem(int device, size_t* bytes) {
 }
 
 bool warn_on_managed() { return g_managed == Managed::warn; }
+
+constinit std::atomic<bool> g_pool_on{false};
+
+uint64_t pool_max_cached(int device) { return resolve_for(g_pool_max_cached, device); }
+uint64_t pool_max_block(int device) { return resolve_for(g_pool_max_block, device); }
 
 }  // namespace cudashim::policy

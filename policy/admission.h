@@ -6,6 +6,7 @@
 // answered with CUDA_ERROR_OUT_OF_MEMORY by the shim on every path, async ones
 // included: PyTorch frees its cache and retries on that code only (rule 6).
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "policy/policy.h"
@@ -33,6 +34,13 @@ enum class Verdict { admit, deny_cap, deny_managed, deny_oversubscription };
 // charges it to the ledger. pre: kind is an allocation kind.
 Verdict admit(HookId api, MemKind kind, int device, uint64_t bytes);
 
+// admit() without the out-of-memory record: for a caller that will free cached memory
+// and ask again (the pool), so that only the final refusal counts as an OOM.
+Verdict try_admit(MemKind kind, int device, uint64_t bytes);
+
+// rollback() without the out-of-memory record (the caller retries).
+void uncharge(MemKind kind, int device, uint64_t charged);
+
 // The real allocation succeeded: remember `key` (charged as `charged` bytes,
 // corrected to the `bytes` the driver really gave).
 void commit(MemKind kind, uint64_t key, uint64_t bytes, uint64_t charged, int device);
@@ -48,5 +56,18 @@ void cap_total_mem(int device, size_t* bytes);
 
 // True when a managed allocation should also produce a warning (policy "warn").
 bool warn_on_managed();
+
+// ---- the opt-in caching pool (CUDASHIM_POOL, docs/pool.md)
+
+// Set once by configure_admission(); read on launch and copy paths (one relaxed load).
+extern std::atomic<bool> g_pool_on;
+
+// True when the pool is on. Hot path: one relaxed load, no call.
+inline bool pool_enabled() { return g_pool_on.load(std::memory_order_relaxed); }
+
+// The most bytes `device` may keep in cached, unused blocks (POOL_MAX_CACHED resolved
+// against the device's memory), and the largest allocation the pool takes (POOL_MAX_BLOCK).
+uint64_t pool_max_cached(int device);
+uint64_t pool_max_block(int device);
 
 }  // namespace cudashim::policy

@@ -9,7 +9,11 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string_view>
 
 namespace cudashim::policy {
 
@@ -222,12 +226,70 @@ Managed Policy::managed() const {
 
 bool LoadResult::stop() const { return !errors.empty() && policy.get(Setting::ON_INVALID) != "warn"; }
 
+// TOML keeps non-ASCII text to strings and comments (bare keys are ASCII). toml++
+// 3.3 reaches undefined behaviour on some non-ASCII bare keys (found by
+// tests/fuzz/fuzz_policy.cpp), so such a byte is an error before it parses.
+// Returns "" or "line:column: what". Triple-quoted strings count as strings.
+std::string non_ascii_outside_strings(std::string_view t) {
+  size_t line = 1, col = 1;
+  char quote = 0;       // the quote character while inside a string
+  bool triple = false;  // inside a triple-quoted string
+  bool comment = false;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '\n') {
+      ++line, col = 1, comment = false;
+      if (quote && !triple) quote = 0;  // a one-line string ends here (toml++ reports it)
+      continue;
+    }
+    if (comment) {
+      ++col;
+      continue;
+    }
+    if (quote) {
+      if (c == '\\' && quote == '"' && i + 1 < t.size() && t[i + 1] != '\n') {
+        i++, col += 2;
+        continue;
+      }
+      if (c == quote && (!triple || t.substr(i, 3) == std::string(3, quote))) {
+        if (triple) i += 2, col += 2;
+        quote = 0, triple = false;
+      }
+      ++col;
+      continue;
+    }
+    if (c == '#') {
+      comment = true;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      triple = t.substr(i, 3) == std::string(3, c);
+      if (triple) i += 2, col += 2;
+    } else if (static_cast<unsigned char>(c) >= 0x80) {
+      return fmt::format("{}:{}: a non-ASCII character outside a string or a comment (TOML keys and non-string "
+                         "values are ASCII); quote the value or remove the character",
+                         line, col);
+    }
+    ++col;
+  }
+  return "";
+}
+
 void apply_file(LoadResult& r, const std::string& path, bool admin) {
   const bool locked = !admin && r.policy.flag(Setting::LOCKED);
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   toml::table tbl;
   try {
-    tbl = toml::parse_file(path);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      r.errors.push_back(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+      return;
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (const std::string bad = non_ascii_outside_strings(text); !bad.empty()) {
+      r.errors.push_back(fmt::format("{}:{}", path, bad));
+      return;
+    }
+    tbl = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     r.errors.push_back(fmt::format("{}: {}", where(path, e.source()), e.description()));
     return;

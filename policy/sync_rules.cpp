@@ -63,6 +63,17 @@ namespace {
 
 std::string where_of(const recorder::CallSite& s) { return describe_site(s); }
 
+// The native frame describe_site names, as a file and address (null for a Python
+// line): what `cudashim report` resolves to file:line later.
+std::string where_frame_json(const recorder::CallSite& s) {
+  if (s.py_depth > 0) return "null";
+  for (int i = 0; i < s.native_depth; ++i) {
+    const auto sym = symbols::symbolize(s.native[i]);
+    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return recorder::frame_file_json(s.native[i]);
+  }
+  return recorder::frame_file_json(s.return_address);
+}
+
 void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
   recorder::for_each_site([&](const recorder::CallSite& s) {
     const uint64_t hits = s.hits.load(std::memory_order_relaxed);
@@ -192,7 +203,10 @@ std::string findings_report_json(uint64_t wall_ns) {
       out += "], \"native\": [";
       for (int k = 0; k < s.native_depth && k < 12; ++k)
         out += fmt::format("{}{}", k ? ", " : "", json_str(symbols::to_string(symbols::symbolize(s.native[k]))));
-      out += "]}";
+      out += "], \"frames\": [";
+      for (int k = 0; k < s.native_depth && k < 12; ++k)
+        out += fmt::format("{}{}", k ? ", " : "", recorder::frame_file_json(s.native[k]));
+      out += fmt::format("], \"where_frame\": {}}}", where_frame_json(s));
     }
     out += "]}";
   });

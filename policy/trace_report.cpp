@@ -5,6 +5,7 @@
 
 #include "recorder/json_text.h"
 
+#include "policy/library_watch.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/clock.h"
@@ -49,7 +50,12 @@ std::string trace_json(int pid, uint64_t start_ticks, uint64_t start_mono_ns) {
                        pid, rule_row(f).id, us(s.first_hit_ticks.load(std::memory_order_relaxed)),
                        json_str(describe_site(s)), json_str(rule_row(f).fix));
   });
-  (void)start_mono_ns;
+  // Library loads and unloads, as the watcher saw them (within a second of the dlopen).
+  for (const auto& e : library_events())
+    out += fmt::format(",\n{{\"ph\": \"i\", \"s\": \"p\", \"pid\": {}, \"tid\": 0, \"name\": \"{} {}\", \"cat\": \"library\", "
+                       "\"ts\": {:.3f}, \"args\": {{\"path\": {}, \"version\": {}}}}}",
+                       pid, e.load ? "load" : "unload", e.family,
+                       (e.t_ns > start_mono_ns ? e.t_ns - start_mono_ns : 0) / 1000.0, json_str(e.path), json_str(e.version));
   out += "\n]}\n";
   return out;
 }

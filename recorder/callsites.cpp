@@ -1,11 +1,18 @@
 // callsites.cpp: the call-site table and first-hit capture.
 #include "recorder/callsites.h"
 
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <unwind.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "recorder/clock.h"
+#include "recorder/json_text.h"
 
 namespace cudashim::recorder {
 
@@ -80,6 +87,90 @@ CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
     return &s;
   }
   return nullptr;
+}
+
+namespace {
+
+struct BuildIdSearch {
+  const link_map* map;
+  char* hex;
+  size_t hex_size;
+};
+
+// Copies the NT_GNU_BUILD_ID of the loaded image of `map` (its PT_NOTE segments,
+// already mapped) as hex. Notes are 4-byte aligned, or 8 in a segment aligned to 8.
+int build_id_cb(dl_phdr_info* info, size_t, void* arg) {
+  auto* s = static_cast<BuildIdSearch*>(arg);
+  if (info->dlpi_addr != s->map->l_addr || std::strcmp(info->dlpi_name ? info->dlpi_name : "", s->map->l_name) != 0)
+    return 0;
+  // Only notes inside a loaded segment's file bytes are in memory: nothing obliges a
+  // PT_NOTE to lie in a PT_LOAD, and reading one that does not would fault.
+  auto mapped = [info](const ElfW(Phdr)& note) {
+    for (int j = 0; j < info->dlpi_phnum; ++j) {
+      const ElfW(Phdr)& ld = info->dlpi_phdr[j];
+      if (ld.p_type == PT_LOAD && note.p_vaddr >= ld.p_vaddr && note.p_memsz <= ld.p_filesz &&
+          note.p_vaddr - ld.p_vaddr <= ld.p_filesz - note.p_memsz)
+        return true;
+    }
+    return false;
+  };
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE || !mapped(ph)) continue;
+    const size_t align = ph.p_align == 8 ? 8 : 4;
+    const auto* p = reinterpret_cast<const unsigned char*>(info->dlpi_addr + ph.p_vaddr);
+    const unsigned char* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      ElfW(Nhdr) n;
+      std::memcpy(&n, p, sizeof n);
+      const unsigned char* name = p + sizeof n;
+      const unsigned char* desc = name + ((n.n_namesz + align - 1) & ~(align - 1));
+      if (desc + n.n_descsz > end) break;
+      if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0) {
+        size_t k = 0;
+        for (uint32_t j = 0; j < n.n_descsz && k + 2 < s->hex_size; ++j, k += 2)
+          std::snprintf(s->hex + k, 3, "%02x", desc[j]);
+        s->hex[k] = '\0';
+        return 1;
+      }
+      p = desc + ((n.n_descsz + align - 1) & ~(align - 1));
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+bool frame_file(const void* ra, FrameFile& out) {
+  out = FrameFile{};
+  Dl_info info;
+  link_map* map = nullptr;
+  // One byte back: a return address just past a noreturn call may already be in the next object.
+  if (dladdr1(static_cast<const char*>(ra) - 1, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 ||
+      map == nullptr)
+    return false;
+  out.address = reinterpret_cast<uintptr_t>(ra) - map->l_addr;
+  if (map->l_name == nullptr || map->l_name[0] == '\0') {  // the main program: dladdr says argv[0]
+    const ssize_t n = readlink("/proc/self/exe", out.path, sizeof out.path - 1);
+    out.path[n > 0 ? n : 0] = '\0';
+  } else {
+    std::snprintf(out.path, sizeof out.path, "%s", map->l_name);
+  }
+  BuildIdSearch search{map, out.build_id, sizeof out.build_id};
+  dl_iterate_phdr(build_id_cb, &search);
+  struct stat st;
+  if (out.path[0] != '\0' && stat(out.path, &st) == 0) {
+    out.size = static_cast<uint64_t>(st.st_size);
+    out.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  return true;
+}
+
+std::string frame_file_json(const void* ra) {
+  FrameFile f;
+  if (!frame_file(ra, f)) return "null";
+  return fmt::format("{{\"file\": {}, \"address\": {}, \"build_id\": \"{}\", \"size\": {}, \"mtime_ns\": {}}}",
+                     json_str(f.path), f.address, f.build_id, f.size, f.mtime_ns);
 }
 
 void sites_reset() {

@@ -8,6 +8,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "shim/hook_catalog.h"
 
@@ -72,6 +73,24 @@ size_t site_capacity();
 
 // Empties the table (tests, a forked child).
 void sites_reset();
+
+// A native frame as a place in a file on disk, so that `cudashim report` can name
+// its source line after the process is gone. Cold path only (report time): dladdr1,
+// dl_iterate_phdr, readlink and stat.
+struct FrameFile {
+  char path[512] = {};        // the module's file ("" when no module contains the address)
+  uint64_t address = 0;       // the return address as a link-time (ELF virtual) address of that file
+  char build_id[129] = {};    // NT_GNU_BUILD_ID in hex, read from the loaded image; "" when none
+  uint64_t size = 0;          // the file's size and modification time at report time (0 when unknown)
+  int64_t mtime_ns = 0;
+};
+
+// Fills `out` for `return_address`; false when no loaded module contains it.
+bool frame_file(const void* return_address, FrameFile& out);
+
+// The same as one JSON object {"file", "address", "build_id", "size", "mtime_ns"},
+// or null (docs/report-schema.md, findings[].sites[].frames).
+std::string frame_file_json(const void* return_address);
 
 // How the Python stack is read; installed by the shim when CPython is in the
 // process (python_stack.cpp), nullptr otherwise.

@@ -2,6 +2,7 @@
 #include "recorder/event_stream.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <fmt/format.h>
 #include <pthread.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <memory>
 #include <cstring>
 #include <mutex>
@@ -63,15 +65,66 @@ void snapshot(const char* type) {
   write_line(line);
 }
 
+std::atomic<void (*)()> g_tick{nullptr};
+
+// The wake-up pipe of the flush thread (stream_wake writes one byte) and the process
+// that owns it: a forked child inherits the descriptors but not the thread.
+std::atomic<int> g_wake_read{-1}, g_wake_write{-1};
+std::atomic<pid_t> g_wake_pid{0};
+std::atomic<void (*)()> g_on_start{nullptr}, g_on_wake{nullptr};
+
+// Sleeps 100 ms, or less when woken; returns true when woken.
+bool sleep_tenth() {
+  const int rfd = g_wake_read.load(std::memory_order_acquire);
+  if (rfd < 0) {
+    usleep(100000);
+    return false;
+  }
+  pollfd p{rfd, POLLIN, 0};
+  if (poll(&p, 1, 100) <= 0) return false;
+  char drain[64];
+  while (read(rfd, drain, sizeof drain) > 0) {
+  }
+  return true;
+}
+
+void close_wake_pipe() {
+  const int r = g_wake_read.exchange(-1), w = g_wake_write.exchange(-1);
+  g_wake_pid.store(0);
+  if (r >= 0) close(r);
+  if (w >= 0) close(w);
+}
+
 void* flush_loop(void*) {
+  if (auto start = g_on_start.load(std::memory_order_acquire)) start();
   while (g_state.load(std::memory_order_acquire) == 1) {
+    if (auto tick = g_tick.load(std::memory_order_acquire)) tick();
     snapshot("snapshot");
-    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) usleep(100000);
+    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i)
+      if (sleep_tenth())
+        if (auto wake = g_on_wake.load(std::memory_order_acquire)) wake();
   }
   return nullptr;
 }
 
 }  // namespace
+
+void stream_set_tick(void (*fn)()) { g_tick.store(fn, std::memory_order_release); }
+
+void stream_set_wake_handlers(void (*on_start)(), void (*on_wake)()) {
+  g_on_start.store(on_start, std::memory_order_release);
+  g_on_wake.store(on_wake, std::memory_order_release);
+}
+
+bool stream_wake() {
+  const int wfd = g_wake_write.load(std::memory_order_acquire);
+  if (wfd < 0 || g_state.load(std::memory_order_acquire) != 1 || g_wake_pid.load() != getpid()) return false;
+  const int saved = errno;
+  const char one = 1;
+  const bool ok = write(wfd, &one, 1) == 1 || errno == EAGAIN;  // EAGAIN: a wake-up is already pending
+  errno = saved;
+  return ok;
+}
 
 void stream_configure(const char* dir, const char* host, int pid, int rank) {
   const std::string name = rank >= 0 ? fmt::format("{}/cudashim-{}-{}-r{}.ndjson", dir, host, pid, rank)
@@ -80,6 +133,7 @@ void stream_configure(const char* dir, const char* host, int pid, int rank) {
   // A forked child starts its own stream: the parent's thread did not survive fork.
   const int fd = g_fd.exchange(-1);
   if (fd >= 0 && g_state.load() == 1) close(fd);
+  close_wake_pipe();
   g_state.store(0);
   g_nsamples.store(0);
   g_t0 = monotonic_ns();
@@ -101,12 +155,22 @@ void stream_ensure_started() {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
+  int wake[2];
+  if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) == 0) {
+    g_wake_read.store(wake[0], std::memory_order_release);
+    g_wake_write.store(wake[1], std::memory_order_release);
+  }
   pthread_t th;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 256 * 1024);
-  if (pthread_create(&th, &attr, flush_loop, nullptr) == 0) pthread_setname_np(th, "cudashim-flush");
+  if (pthread_create(&th, &attr, flush_loop, nullptr) == 0) {
+    pthread_setname_np(th, "cudashim-flush");
+    g_wake_pid.store(getpid());
+  } else {
+    close_wake_pipe();
+  }
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }

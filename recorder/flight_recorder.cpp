@@ -21,6 +21,7 @@ struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
 char g_path[4096];
 std::atomic<bool> g_installed{false}, g_written{false};
 std::atomic<int> g_in_handler{0};
+std::atomic<void (*)()> g_abort_hook{nullptr};
 
 // A fixed buffer and append helpers that never allocate (signal context).
 struct Out {
@@ -141,8 +142,12 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   for (int i = 0; i < static_cast<int>(sizeof kSignals / sizeof kSignals[0]); ++i)
     if (kSignals[i] == sig) idx = i;
   // Entered twice (a fault inside the writer, or two threads): write nothing more.
-  if (g_in_handler.fetch_add(1) == 0 && !g_written.exchange(true))
+  const bool first = g_in_handler.fetch_add(1) == 0;
+  if (first && !g_written.exchange(true))
     write_record("signal", sig, info ? reinterpret_cast<uint64_t>(info->si_addr) : 0, "", 0);
+  // abort(): the record is safe on disk; the full report may follow within a deadline.
+  if (first && sig == SIGABRT)
+    if (auto hook = g_abort_hook.load(std::memory_order_acquire)) hook();
   // Hand over to what was there before: a fault re-executes the instruction under
   // the previous action; a signal someone sent (kill, raise, abort) is re-raised.
   sigaction(sig, &g_previous[idx], nullptr);
@@ -188,6 +193,8 @@ void flight_configure(const char* dir, const char* host, int pid, int rank) {
     sigaction(kSignals[i], &sa, &g_previous[i]);
   }
 }
+
+void flight_set_abort_hook(void (*fn)()) { g_abort_hook.store(fn, std::memory_order_release); }
 
 void flight_write_cuda_error(const char* api, uint64_t result) {
   if (g_written.exchange(true)) return;

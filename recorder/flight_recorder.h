@@ -17,6 +17,13 @@ namespace cudashim::recorder {
 // (once; a later call only updates the name, e.g. in a forked child).
 void flight_configure(const char* out_dir, const char* host, int pid, int rank);
 
+// Sets the function the handler calls for SIGABRT (abort(), an uncaught C++ exception)
+// once the record is on disk and before the signal is handed on: shim/terminate.cpp asks
+// the flush thread for the full report there and waits a bounded time. `fn` must be
+// async-signal-safe. Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL) never call it: the heap
+// the report needs may be what is broken.
+void flight_set_abort_hook(void (*fn)());
+
 // Writes the record now for a CUDA error (not in a signal handler). Once per process.
 void flight_write_cuda_error(const char* api, uint64_t result);
 

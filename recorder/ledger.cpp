@@ -49,6 +49,7 @@ struct Entry {
   uint64_t bytes = 0;
   int32_t device = 0;
   uint8_t kind = 0;
+  std::atomic<bool> cached{false};  // in cudashim's pool (shim/pool.cpp); sits in the padding after kind
   uint64_t born_ticks = 0;     // when it was allocated (hook clock)
   const void* site = nullptr;  // the call site that allocated it (recorder/callsites.h)
 };
@@ -65,6 +66,15 @@ struct AtomicDevice {
 };
 constinit AtomicDevice g_devices[kMaxDevices + 1];  // last row: host memory
 constinit std::atomic<uint64_t> g_overflows{0}, g_unknown_frees{0};
+
+struct AtomicPool {
+  std::atomic<uint64_t> cached, peak_cached;
+  std::atomic<uint64_t> counters[7];  // PoolCounter
+  std::atomic<bool> used;
+};
+constinit AtomicPool g_pool[kMaxDevices + 1];
+
+AtomicPool& pool_row(int device) { return g_pool[device < 0 || device >= kMaxDevices ? kMaxDevices : device]; }
 
 uint64_t make_key(MemKind kind, uint64_t addr) { return (space_of(kind) << 58) | (addr & ((1ull << 58) - 1)); }
 
@@ -152,6 +162,7 @@ bool ledger_track(MemKind kind, uint64_t addr, uint64_t bytes, int device) {
     g_table[b].kind = static_cast<uint8_t>(kind);
     g_table[b].born_ticks = now_ticks();
     g_table[b].site = nullptr;
+    g_table[b].cached.store(false, std::memory_order_relaxed);
     return true;
   }
   g_overflows.fetch_add(1, std::memory_order_relaxed);
@@ -175,7 +186,8 @@ void ledger_for_each_live(void (*visit)(const LiveAllocation&, void*), void* ctx
   for (const Entry& e : g_table) {
     const uint64_t k = e.key.load(std::memory_order_acquire);
     if (k == kEmpty || k == kTombstone) continue;
-    visit({static_cast<MemKind>(e.kind), e.bytes, e.device, e.born_ticks, e.site}, ctx);
+    visit({static_cast<MemKind>(e.kind), e.bytes, e.device, e.born_ticks, e.site, e.cached.load(std::memory_order_relaxed)},
+          ctx);
   }
 }
 
@@ -197,6 +209,8 @@ uint64_t ledger_erase(MemKind kind, uint64_t addr) {
     const int device = g_table[b].device;
     const auto real_kind = static_cast<MemKind>(g_table[b].kind);
     if (!g_table[b].key.compare_exchange_strong(cur, kTombstone, std::memory_order_acq_rel)) break;
+    if (g_table[b].cached.exchange(false, std::memory_order_relaxed))
+      pool_row(device).cached.fetch_sub(bytes, std::memory_order_relaxed);
     account(real_kind, device, bytes, false);
     return bytes;
   }
@@ -239,6 +253,61 @@ void ledger_reset() {
   }
   g_overflows = 0;
   g_unknown_frees = 0;
+  for (auto& p : g_pool) {
+    p.cached = 0;
+    p.peak_cached = 0;
+    for (auto& c : p.counters) c = 0;
+    p.used = false;
+  }
+}
+
+uint64_t ledger_set_cached(uint64_t addr, bool cached) {
+  if (addr == 0) return 0;
+  const uint64_t key = make_key(MemKind::device, addr);
+  size_t b = bucket_of(key);
+  for (size_t probe = 0; probe < 4096; ++probe, b = (b + 1) & (kCapacity - 1)) {
+    const uint64_t cur = g_table[b].key.load(std::memory_order_acquire);
+    if (cur == kEmpty) return 0;
+    if (cur != key) continue;
+    if (g_table[b].cached.exchange(cached, std::memory_order_relaxed) == cached) return 0;
+    const uint64_t bytes = g_table[b].bytes;
+    AtomicPool& p = pool_row(g_table[b].device);
+    p.used.store(true, std::memory_order_relaxed);
+    if (cached)
+      raise_peak(p.peak_cached, p.cached.fetch_add(bytes, std::memory_order_relaxed) + bytes);
+    else
+      p.cached.fetch_sub(bytes, std::memory_order_relaxed);
+    return bytes;
+  }
+  return 0;
+}
+
+void pool_count(PoolCounter c, int device, uint64_t n) {
+  AtomicPool& p = pool_row(device);
+  p.used.store(true, std::memory_order_relaxed);
+  p.counters[static_cast<int>(c)].fetch_add(n, std::memory_order_relaxed);
+}
+
+uint64_t ledger_cached_bytes(int device) { return pool_row(device).cached.load(std::memory_order_relaxed); }
+
+int pool_stats(PoolStats* out, int max) {
+  int n = 0;
+  for (int d = 0; d < kMaxDevices && n < max; ++d) {
+    const AtomicPool& p = g_pool[d];
+    if (!p.used.load(std::memory_order_relaxed)) continue;
+    auto c = [&](PoolCounter k) { return p.counters[static_cast<int>(k)].load(std::memory_order_relaxed); };
+    out[n++] = {d,
+                p.cached.load(std::memory_order_relaxed),
+                p.peak_cached.load(std::memory_order_relaxed),
+                c(PoolCounter::hits),
+                c(PoolCounter::misses),
+                c(PoolCounter::not_ready),
+                c(PoolCounter::bypassed),
+                c(PoolCounter::released),
+                c(PoolCounter::trims),
+                c(PoolCounter::fences)};
+  }
+  return n;
 }
 
 }  // namespace cudashim::recorder

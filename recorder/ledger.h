@@ -50,6 +50,7 @@ struct LiveAllocation {
   int device;
   uint64_t born_ticks;
   const void* site;  // nullptr when call sites are off or unknown
+  bool cached;       // held by cudashim's pool, freed by the program (not a leak)
 };
 
 // Visits every allocation still live (for leak reports at exit). Not for hot paths:
@@ -73,5 +74,37 @@ uint64_t ledger_unknown_frees();
 
 // Empties the ledger (tests, and a forked child).
 void ledger_reset();
+
+// ---- the caching pool (shim/pool.cpp). A cached block stays a live, charged ledger
+// entry (the process still holds it from the driver); it is only marked cached.
+
+// Marks the live device allocation under `key` cached (the program freed it into the
+// pool) or in use again. Returns its bytes; 0 (changing nothing) when `key` is not
+// tracked or already in that state. Lock-free: one probe of the table.
+uint64_t ledger_set_cached(uint64_t key, bool cached);
+
+// What the pool did on one device.
+struct PoolStats {
+  int device;
+  uint64_t cached_bytes;       // held in cached, unused blocks now
+  uint64_t peak_cached_bytes;  // high-water mark of cached_bytes
+  uint64_t hits;               // allocations served from a cached block
+  uint64_t misses;             // pool-sized allocations that went to the driver
+  uint64_t not_ready;          // of the misses: a cached block of the size class was there, its work unfinished
+  uint64_t bypassed;           // allocations or frees the pool left to the driver (too large, no context, ...)
+  uint64_t released;           // cached blocks given back to the driver (bound, trims)
+  uint64_t trims;              // trims after an out-of-memory (real or a cap denial)
+  uint64_t fences;             // frees that recorded new completion events
+};
+enum class PoolCounter { hits, misses, not_ready, bypassed, released, trims, fences };
+
+// Counts one pool event on `device` (relaxed atomics; the pool path only).
+void pool_count(PoolCounter c, int device, uint64_t n = 1);
+
+// Bytes `device` holds in cached blocks now.
+uint64_t ledger_cached_bytes(int device);
+
+// Copies the pool stats of every device the pool served into `out` (at most `max`).
+int pool_stats(PoolStats* out, int max);
 
 }  // namespace cudashim::recorder

@@ -9,11 +9,14 @@
 
 #include <cstring>
 
+#include "recorder/event_stream.h"
 #include "recorder/events.h"
+#include "recorder/library_log.h"
 #include "recorder/thread_slots.h"
 #include "shim/hook_catalog.h"
 #include "shim/real_dl.h"
 #include "shim/resolve.h"
+#include "symbols/cuda_library.h"
 
 using cudashim::HookId;
 namespace rec = cudashim::recorder;
@@ -36,6 +39,27 @@ bool asks_for_libcuda(const char* file) {
   const char* base = std::strrchr(file, '/');
   base = base ? base + 1 : file;
   return std::strncmp(base, "libcuda.so", 10) == 0;
+}
+
+// Notes a dlopen of a CUDA-family library for the library watcher: the name and the
+// caller, unless it is the shim's own (RTLD_NOLOAD probes of the inventory) or cannot
+// change the loaded set. Every dlopen/dlclose still bumps the watcher's generation.
+// A CUDA-family library starts the event stream, whose thread re-reads the inventory.
+void note_dlopen(const char* file, int mode, void* caller) {
+  if (rec::g_tls.internal != 0 || (mode & RTLD_NOLOAD) != 0 || g_inert.load(std::memory_order_relaxed)) return;
+  if (file == nullptr) return;
+  const char* base = std::strrchr(file, '/');
+  base = base ? base + 1 : file;
+  // Only CUDA-family requests go to the ring: a Python import dlopens hundreds of
+  // extension modules, which would push the ones that matter out of it.
+  bool cuda_family = false;
+  try {
+    cuda_family = cudashim::symbols::classify_cuda_library(base).has_value();
+  } catch (...) {
+  }
+  if (!cuda_family) return;
+  rec::log_dlopen(file, caller);
+  rec::stream_ensure_started();
 }
 
 // Shared by dlsym and dlvsym: `real` is the real lookup's result for `id`.
@@ -64,6 +88,8 @@ extern "C" {
 __attribute__((visibility("hidden"))) void* cudashim_dlopen_enter(const char* file, int mode, void* caller) {
   rec::count_event(rec::Event::dlopen_calls);
   if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
+  if (rec::g_tls.internal == 0) rec::log_dlclose();  // (a generation bump: "the set may change")
+  note_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlopen);
 }
 
@@ -71,11 +97,13 @@ __attribute__((visibility("hidden"))) void* cudashim_dlmopen_enter(Lmid_t lmid, 
                                                                     void* caller) {
   rec::count_event(rec::Event::dlopen_calls);
   if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
+  note_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlmopen);
 }
 
 __attribute__((visibility("hidden"))) void* cudashim_dlclose_enter(void* handle, void* caller) {
   rec::count_event(rec::Event::dlclose_calls);
+  if (rec::g_tls.internal == 0) rec::log_dlclose();
   return reinterpret_cast<void*>(real_dl().dlclose);
 }
 

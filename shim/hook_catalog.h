@@ -14,7 +14,7 @@ namespace cudashim {
 // MEMINFO and TOTALMEM rows record like PASS; their results are capped by the policy.
 // LAUNCH rows count launches on the legacy default stream; CTXFLAGS rows note
 // CU_CTX_BLOCKING_SYNC.
-enum class RecKind : uint8_t { PASS, ALLOC, FREE, COPY, RESOLVE, MEMINFO, TOTALMEM, LAUNCH, CTXFLAGS, STREAM };
+enum class RecKind : uint8_t { PASS, ALLOC, FREE, COPY, RESOLVE, MEMINFO, TOTALMEM, LAUNCH, CTXFLAGS, STREAM, MODLOAD, DRVVER };
 
 // Which way a copy goes (for read-back and pageable-memory findings).
 enum class CopyDir : uint8_t { UNKNOWN, H2D, D2H, D2D, MEMSET };

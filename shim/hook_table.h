@@ -12,7 +12,9 @@
 //           wrapper is hand-written: shim/proc_address.cpp), ALLOC (admitted by the
 //           allocator policy before the call with REC's pre_bytes, then a ledger entry,
 //           REC = (memkind, key, bytes, device, pre_bytes)), MEMINFO / TOTALMEM (the
-//           result is capped by the policy, REC = (free, total) / (bytes, device)), FREE (ledger entry removed
+//           result is capped by the policy, REC = (free, total) / (bytes, device)), MODLOAD (PASS,
+//           then the image or file is noted for the module log: REC = (image, is_path)), DRVVER (PASS, and
+//           the version the driver reported is kept for the live rules: REC = (int* out)), FREE (ledger entry removed
 //           *before* the real call, REC = (memkind, key)), COPY (+ bytes, REC = (bytes)).
 //   TIMING  NONE (no clock read), BLOCKING (wall time, counted as blocked), TIMED
 //           (wall time, not a sync: module loads, async copies).
@@ -58,7 +60,7 @@
   X(cuGetProcAddress, resolve, RESOLVE, NONE, PFN_cuGetProcAddress_v11030, (const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags), (symbol, pfn, cudaVersion, flags), ()) \
   X(cuGetProcAddress_v2, resolve, RESOLVE, NONE, PFN_cuGetProcAddress_v12000, (const char* symbol, void** pfn, int cudaVersion, cuuint64_t flags, CUdriverProcAddressQueryResult* symbolStatus), (symbol, pfn, cudaVersion, flags, symbolStatus), ()) \
   X(cuInit, context, PASS, TIMED, PFN_cuInit_v2000, (unsigned int Flags), (Flags), ()) \
-  X(cuDriverGetVersion, info, PASS, NONE, PFN_cuDriverGetVersion_v2020, (int* driverVersion), (driverVersion), ()) \
+  X(cuDriverGetVersion, info, DRVVER, NONE, PFN_cuDriverGetVersion_v2020, (int* driverVersion), (driverVersion), (driverVersion)) \
   /* memory */ \
   X(cuMemAlloc_v2, memory, ALLOC, NONE, PFN_cuMemAlloc_v3020, (CUdeviceptr* dptr, size_t bytesize), (dptr, bytesize), (MK(device), CUDASHIM_OUT(dptr), bytesize, CUDASHIM_CUR, bytesize)) \
   X(cuMemAllocPitch_v2, memory, ALLOC, NONE, PFN_cuMemAllocPitch_v3020, (CUdeviceptr* dptr, size_t* pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes), (dptr, pPitch, WidthInBytes, Height, ElementSizeBytes), (MK(device), CUDASHIM_OUT(dptr), (pPitch ? *pPitch : WidthInBytes) * Height, CUDASHIM_CUR, WidthInBytes * Height)) \
@@ -144,12 +146,12 @@
   X(cuCtxCreate_v3, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v11040, (CUcontext* pctx, CUexecAffinityParam* paramsArray, int numParams, unsigned int flags, CUdevice dev), (pctx, paramsArray, numParams, flags, dev), (flags)) \
   X(cuCtxCreate_v4, context, CTXFLAGS, TIMED, PFN_cuCtxCreate_v12050, (CUcontext* pctx, CUctxCreateParams* ctxCreateParams, unsigned int flags, CUdevice dev), (pctx, ctxCreateParams, flags, dev), (flags)) \
   /* modules: the time spent here shows JIT compilation at start-up */ \
-  X(cuModuleLoad, module, PASS, TIMED, PFN_cuModuleLoad_v2000, (CUmodule* module, const char* fname), (module, fname), ()) \
-  X(cuModuleLoadData, module, PASS, TIMED, PFN_cuModuleLoadData_v2000, (CUmodule* module, const void* image), (module, image), ()) \
-  X(cuModuleLoadDataEx, module, PASS, TIMED, PFN_cuModuleLoadDataEx_v2010, (CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues), (module, image, numOptions, options, optionValues), ()) \
-  X(cuModuleLoadFatBinary, module, PASS, TIMED, PFN_cuModuleLoadFatBinary_v2000, (CUmodule* module, const void* fatCubin), (module, fatCubin), ()) \
-  X(cuLibraryLoadData, module, PASS, TIMED, PFN_cuLibraryLoadData_v12000, (CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions), (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), ()) \
-  X(cuLibraryLoadFromFile, module, PASS, TIMED, PFN_cuLibraryLoadFromFile_v12000, (CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions), (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), ())
+  X(cuModuleLoad, module, MODLOAD, TIMED, PFN_cuModuleLoad_v2000, (CUmodule* module, const char* fname), (module, fname), (fname, true)) \
+  X(cuModuleLoadData, module, MODLOAD, TIMED, PFN_cuModuleLoadData_v2000, (CUmodule* module, const void* image), (module, image), (image, false)) \
+  X(cuModuleLoadDataEx, module, MODLOAD, TIMED, PFN_cuModuleLoadDataEx_v2010, (CUmodule* module, const void* image, unsigned int numOptions, CUjit_option* options, void** optionValues), (module, image, numOptions, options, optionValues), (image, false)) \
+  X(cuModuleLoadFatBinary, module, MODLOAD, TIMED, PFN_cuModuleLoadFatBinary_v2000, (CUmodule* module, const void* fatCubin), (module, fatCubin), (fatCubin, false)) \
+  X(cuLibraryLoadData, module, MODLOAD, TIMED, PFN_cuLibraryLoadData_v12000, (CUlibrary* library, const void* code, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions), (library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), (code, false)) \
+  X(cuLibraryLoadFromFile, module, MODLOAD, TIMED, PFN_cuLibraryLoadFromFile_v12000, (CUlibrary* library, const char* fileName, CUjit_option* jitOptions, void** jitOptionsValues, unsigned int numJitOptions, CUlibraryOption* libraryOptions, void** libraryOptionValues, unsigned int numLibraryOptions), (library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions), (fileName, true))
 
 // Runtime rows: interposed where libcudart is a shared library (torch, most Python
 // wheels). Memory is accounted at the driver level only (one ledger; the runtime

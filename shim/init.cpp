@@ -2,7 +2,8 @@
 //
 // The constructor does only cheap, lock-free work (PRODUCT.md rule 4): read the
 // CUDASHIM_* options, note the process facts, register the fork handler. Real
-// functions are resolved lazily by the hooks. The report is written at exit.
+// functions are resolved lazily by the hooks. The report is written at exit (or when
+// SIGTERM or an abort ends the process: shim/terminate.h).
 #include <pthread.h>
 #include <sys/auxv.h>
 
@@ -17,18 +18,21 @@
 #include "policy/framework_env.h"
 #include "policy/policy.h"
 #include "policy/leaks.h"
-#include "policy/library_report.h"
+#include "policy/library_watch.h"
 #include "policy/trace_report.h"
 #include "recorder/event_stream.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/events.h"
 #include "recorder/flight_recorder.h"
+#include "recorder/library_log.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/cudashim.h"
+#include "shim/library_watch.h"
 #include "shim/log.h"
 #include "shim/report_writer.h"
+#include "shim/terminate.h"
 
 namespace cudashim::shim {
 
@@ -103,6 +107,9 @@ void setup_process() {
 void after_fork_child() {
   recorder::reset_all();
   recorder::sites_reset();
+  recorder::library_log_reset();
+  policy::library_watch_reset();
+  termination_after_fork();
   if (g_info != nullptr) {
     recorder::capture_process_info(*g_info);
     if (!g_inert.load()) {
@@ -117,36 +124,37 @@ int write_report_to(const std::string& path) {
   try {
     if (g_info == nullptr) return -EINVAL;
     const uint64_t wall = monotonic_ns() - g_info->start_mono_ns;
-    std::vector<std::string> library_lines;
+    library_watch_final();  // the inventory as of now; new findings are logged once
     const std::string extra = (g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "") +
                               policy::findings_report_json(wall) + policy::leaks_report_json() +
-                              policy::libraries_report_json(library_lines);
-    for (const auto& l : library_lines) log_message(LogLevel::warn, "{}", l);
+                              policy::libraries_report_json();
     return write_file_atomically(path, recorder::render_report_json(*g_info, extra));
   } catch (const std::exception&) {
     return -ENOMEM;
   }
 }
 
+void write_final_outputs();
+
 __attribute__((constructor)) void cudashim_start() {
   clock_init();
   g_start_ticks = now_ticks();
   setup_process();
   pthread_atfork(nullptr, nullptr, after_fork_child);
+  recorder::stream_set_tick(library_watch_tick);
+  termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }
 
-__attribute__((destructor)) void cudashim_stop() {
+// The outputs of a process that made a CUDA call: the stream's last line, the report,
+// the trace. Runs once per process (shim/terminate.h): at exit, or on the flush thread
+// when SIGTERM or SIGABRT ends the process; the report comes before the trace so that a
+// signal's deadline is spent on it first.
+void write_final_outputs() {
   if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
   const std::string path = default_report_path(*g_out_dir, *g_info);
+  library_watch_final();  // its last library events go into the stream before the exit line
   recorder::stream_finish();
-  try {
-    // The timeline next to the report: cudashim-<host>-<pid>[-r<rank>].trace, Chrome's JSON
-    // trace format (ui.perfetto.dev and chrome://tracing open it whatever its extension).
-    const std::string trace = path.substr(0, path.size() - 5) + ".trace";
-    write_file_atomically(trace, policy::trace_json(g_info->pid, g_start_ticks, g_info->start_mono_ns));
-  } catch (...) {
-  }
   try {
     const std::string summary = policy::findings_summary_text(monotonic_ns() - g_info->start_mono_ns);
     if (!summary.empty())
@@ -160,7 +168,16 @@ __attribute__((destructor)) void cudashim_stop() {
                 std::strerror(-rc));
   else
     log_message(LogLevel::info, "report written to {}", path);
+  try {
+    // The timeline next to the report: cudashim-<host>-<pid>[-r<rank>].trace, Chrome's JSON
+    // trace format (ui.perfetto.dev and chrome://tracing open it whatever its extension).
+    const std::string trace = path.substr(0, path.size() - 5) + ".trace";
+    write_file_atomically(trace, policy::trace_json(g_info->pid, g_start_ticks, g_info->start_mono_ns));
+  } catch (...) {
+  }
 }
+
+__attribute__((destructor)) void cudashim_stop() { termination_write_once(); }
 
 }  // namespace
 }  // namespace cudashim::shim

@@ -8,7 +8,10 @@
 // cuStreamSynchronize_ptsz), found by address. Requests for cuGetProcAddress itself
 // come back wrapped the same way. Unknown results (cuGetExportTable, unhooked APIs)
 // pass through untouched (PRODUCT.md rules 1, 10, 11).
+#include <dlfcn.h>
+
 #include "recorder/events.h"
+#include "recorder/library_log.h"
 #include "shim/real_dl.h"
 #include "shim/wrapper_body.h"
 
@@ -37,6 +40,13 @@ void* const g_wrappers[kHookCount] = {
 namespace {
 
 std::atomic<bool> g_driver_adopted{false};
+
+// Notes the module that asked (cuGetProcAddress is called at start-up, not in loops:
+// a dladdr per call is affordable here).
+void note_procaddr_caller(const void* caller, int cuda_version) {
+  Dl_info info;
+  if (caller != nullptr && dladdr(caller, &info) != 0) rec::log_procaddr_caller(info.dli_fbase, caller, cuda_version);
+}
 
 // Replaces a resolved driver function by our wrapper of the same exact ABI.
 void* substitute(const char* symbol, void* fn, void* real_resolver) {
@@ -76,6 +86,9 @@ extern "C" CUDASHIM_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symb
     return CUDA_ERROR_NOT_FOUND;
   }
   rec::CallScope scope(HookId::cuGetProcAddress_v2);
+  // A caller other than libcudart or the driver carries a CUDA runtime linked in
+  // statically; cudaVersion is that runtime's version (the inventory lists it).
+  note_procaddr_caller(__builtin_return_address(0), cudaVersion);
   const CUresult r = real(symbol, pfn, cudaVersion, flags, symbolStatus);
   if (r == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr)
     *pfn = substitute(symbol, *pfn, reinterpret_cast<void*>(real));
@@ -93,6 +106,9 @@ extern "C" CUDASHIM_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol,
     return CUDA_ERROR_NOT_FOUND;
   }
   rec::CallScope scope(HookId::cuGetProcAddress);
+  // A caller other than libcudart or the driver carries a CUDA runtime linked in
+  // statically; cudaVersion is that runtime's version (the inventory lists it).
+  note_procaddr_caller(__builtin_return_address(0), cudaVersion);
   const CUresult r = real(symbol, pfn, cudaVersion, flags);
   if (r == CUDA_SUCCESS && pfn != nullptr && *pfn != nullptr)
     *pfn = substitute(symbol, *pfn, reinterpret_cast<void*>(real));

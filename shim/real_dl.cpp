@@ -66,6 +66,14 @@ const char* version_name(const ObjectView& o, unsigned ndx) {
   return nullptr;
 }
 
+// strcmp(a, b) == 0 without calling the C library: real_dl() runs inside the first
+// dlsym of the process, which a sanitizer runtime makes while it sets up its own
+// interceptors (strcmp among them: calling it then jumps to address 0).
+bool same_text(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+
 // Looks `name`@`version` up in one loaded object through its GNU hash table.
 void* lookup(const ObjectView& o, const char* name, const char* version) {
   const uint32_t nbuckets = o.gnu_hash[0], symoffset = o.gnu_hash[1], bloom_size = o.gnu_hash[2];
@@ -80,9 +88,9 @@ void* lookup(const ObjectView& o, const char* name, const char* version) {
     const uint32_t h2 = chain[idx - symoffset];
     if ((h | 1) == (h2 | 1)) {
       const ElfW(Sym)& sym = o.symtab[idx];
-      if (sym.st_shndx != SHN_UNDEF && std::strcmp(o.strtab + sym.st_name, name) == 0) {
+      if (sym.st_shndx != SHN_UNDEF && same_text(o.strtab + sym.st_name, name)) {
         const char* v = o.versym ? version_name(o, o.versym[idx] & 0x7fff) : nullptr;
-        if (v != nullptr && std::strcmp(v, version) == 0) return reinterpret_cast<void*>(o.base + sym.st_value);
+        if (v != nullptr && same_text(v, version)) return reinterpret_cast<void*>(o.base + sym.st_value);
       }
     }
     if (h2 & 1) break;

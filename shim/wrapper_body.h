@@ -15,6 +15,9 @@
 #include "recorder/recorder.h"
 #include "shim/hook_catalog.h"
 #include "shim/resolve.h"
+#include "shim/library_watch.h"
+#include "shim/oom_notice.h"
+#include "shim/pool.h"
 #include "shim/sync_observer.h"
 
 #define CUDASHIM_EXPORT __attribute__((visibility("default")))
@@ -22,13 +25,22 @@
 // ---- before the real call
 #define CUDASHIM_PRE_PASS(...)
 #define CUDASHIM_PRE_RESOLVE(...)
-#define CUDASHIM_PRE_COPY(...)
+// Copies and memsets (the stream is not in REC): stream work, for the pool's fences.
+#define CUDASHIM_PRE_COPY(...) \
+  if (::cudashim::policy::pool_enabled()) ::cudashim::shim::pool_note_copy();
 #define CUDASHIM_PRE_MEMINFO(...)
 #define CUDASHIM_PRE_TOTALMEM(...)
-#define CUDASHIM_PRE_LAUNCH(...)
+// Launches: stream work, for the pool's fences (one relaxed load while the pool is off).
+#define CUDASHIM_PRE_LAUNCH(STREAM) \
+  if (::cudashim::policy::pool_enabled()) ::cudashim::shim::pool_note_launch(STREAM);
 #define CUDASHIM_PRE_STREAM(...)
 #define CUDASHIM_PRE_CTXFLAGS(...)
-#define CUDASHIM_PRE_FREE(KIND, KEY) ::cudashim::recorder::record_free(KIND, static_cast<unsigned long long>(KEY));
+#define CUDASHIM_PRE_MODLOAD(...)
+#define CUDASHIM_PRE_DRVVER(...)
+#define CUDASHIM_PRE_FREE(KIND, KEY)                                                          \
+  if constexpr (kId == ::cudashim::HookId::cuMemFreeAsync || kId == ::cudashim::HookId::cuMemFreeAsync_ptsz) \
+    if (::cudashim::policy::pool_enabled()) ::cudashim::shim::pool_forget(static_cast<unsigned long long>(KEY)); \
+  ::cudashim::recorder::record_free(KIND, static_cast<unsigned long long>(KEY));
 // Allocation: the policy admits (and charges) before the real call; a refusal is
 // CUDA_ERROR_OUT_OF_MEMORY on every path, the one code frameworks recover from.
 #define CUDASHIM_PRE_ALLOC(KIND, KEY, BYTES, DEVICE, PRE_BYTES)                                     \
@@ -36,6 +48,7 @@
   const unsigned long long charged_ = (PRE_BYTES);                                                  \
   if (::cudashim::policy::admit(kId, KIND, dev_, charged_) != ::cudashim::policy::Verdict::admit) { \
     ::cudashim::shim::note_denied(kId, dev_, charged_);                                             \
+    ::cudashim::shim::note_oom(kId, dev_, charged_, true);                                          \
     scope.finish(CUDA_ERROR_OUT_OF_MEMORY, 0);                                                      \
     return CUDA_ERROR_OUT_OF_MEMORY;                                                                \
   }
@@ -57,6 +70,7 @@
     ::cudashim::policy::commit(KIND, facts_.key, facts_.bytes, charged_, dev_); \
   } else {                                                       \
     ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
+    if (r == CUDA_ERROR_OUT_OF_MEMORY) ::cudashim::shim::note_oom(kId, dev_, charged_, false); \
   }
 #define CUDASHIM_POST_MEMINFO(FREE, TOTAL) \
   if (r == 0) ::cudashim::policy::cap_mem_info(::cudashim::shim::device_for(::cudashim::kCurrentDevice, 0), FREE, TOTAL);
@@ -72,6 +86,11 @@
     ::cudashim::shim::note_blocking_stream_launch(scope.thread());
 #define CUDASHIM_POST_STREAM(FLAGS, PSTREAM) \
   if (r == 0 && (PSTREAM) != nullptr) ::cudashim::shim::note_stream_created(FLAGS, *(PSTREAM));
+// Module loads (cold): what the image is, how much of it serves this GPU, how long it took.
+#define CUDASHIM_POST_MODLOAD(IMAGE, IS_PATH) \
+  ::cudashim::shim::note_module_load(kId, IMAGE, IS_PATH, static_cast<int>(r), dt, __builtin_return_address(0));
+#define CUDASHIM_POST_DRVVER(OUT) \
+  if (r == 0 && (OUT) != nullptr) ::cudashim::shim::note_driver_version(*(OUT));
 #define CUDASHIM_POST_CTXFLAGS(FLAGS) \
   if (r == 0) ::cudashim::shim::note_context_flags(kId, FLAGS);
 
@@ -79,6 +98,22 @@
 #define CUDASHIM_SITE_ROW(KIND, TIMING)                                                           \
   (::cudashim::Timing::TIMING != ::cudashim::Timing::NONE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::ALLOC || \
    ::cudashim::RecKind::KIND == ::cudashim::RecKind::FREE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::COPY)
+
+// The pool (CUDASHIM_POOL=1, shim/pool.h) takes over a few rows' whole call while it is on.
+#define CUDASHIM_ARGS_TAIL(...) __VA_OPT__(, ) __VA_ARGS__
+#define CUDASHIM_POOL_ROUTE(TIMING, ARGS)                                                                  \
+  if constexpr (::cudashim::shim::pool_routed(kId)) {                                                      \
+    if (::cudashim::policy::pool_enabled()) {                                                              \
+      const uint64_t pt0_ = ::cudashim::now_ticks();                                                       \
+      facts_.t0 = pt0_;                                                                                    \
+      const auto pr_ = ::cudashim::shim::pool_call<kId>(facts_, real CUDASHIM_ARGS_TAIL ARGS);             \
+      const uint64_t pdt_ = ::cudashim::Timing::TIMING != ::cudashim::Timing::NONE ? ::cudashim::now_ticks() - pt0_ : 0; \
+      if constexpr (kSite)                                                                                 \
+        if (scope.outermost()) ::cudashim::shim::observe(kId, __builtin_return_address(0), pdt_, facts_);  \
+      scope.finish(static_cast<uint64_t>(pr_), pdt_);                                                      \
+      return pr_;                                                                                          \
+    }                                                                                                      \
+  }
 
 // The body of a wrapper named NAME whose real function has type FN_TYPE.
 #define CUDASHIM_WRAPPER_BODY(NAME, KIND, TIMING, FN_TYPE, MISSING, ARGS, REC)                 \
@@ -91,6 +126,7 @@
   ::cudashim::recorder::CallScope scope(kId);                                               \
   constexpr bool kSite = CUDASHIM_SITE_ROW(KIND, TIMING);                                   \
   [[maybe_unused]] ::cudashim::shim::CallFacts facts_{};                                    \
+  CUDASHIM_POOL_ROUTE(TIMING, ARGS)                                                         \
   CUDASHIM_PRE_##KIND REC;                                                                  \
   constexpr bool kTimed = ::cudashim::Timing::TIMING != ::cudashim::Timing::NONE;         \
   constexpr bool kBlocking = ::cudashim::Timing::TIMING == ::cudashim::Timing::BLOCKING;  \

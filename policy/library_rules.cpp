@@ -1,0 +1,166 @@
+// library_rules.cpp: see library_rules.h.
+#include "policy/library_rules.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace cudashim::policy {
+namespace {
+
+using symbols::Finding;
+using symbols::FindingId;
+
+std::string cuda_text(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
+
+// "12.9" / "12.9.79" -> 12090; 0 when it does not parse.
+int version_number(const std::string& v) {
+  int major = 0, minor = 0;
+  if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) < 1 || major <= 0 || major > 99) return 0;
+  return major * 1000 + minor * 10;
+}
+
+std::string mib(uint64_t b) {
+  if (b < (1u << 20)) return fmt::format("{} bytes", b);
+  return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+}
+
+void driver_rules(const RuleInputs& in, std::vector<Finding>& out) {
+  if (in.driver_version <= 0 || in.libraries == nullptr) return;
+  const int drv_major = in.driver_version / 1000, drv_minor = in.driver_version % 1000 / 10;
+  for (const auto& lib : *in.libraries) {
+    if (lib.family != "cudart") continue;
+    const int rt = version_number(lib.version);
+    if (rt <= 0) continue;
+    const int rt_major = rt / 1000, rt_minor = rt % 1000 / 10;
+    const std::string what = lib.linkage == "static" ? "the CUDA runtime linked into " + lib.path : lib.real;
+    if (rt_major > drv_major) {
+      out.push_back({FindingId::driver_too_old, lib.path,
+                     fmt::format("{} is CUDA {}; the driver supports CUDA {} (cuDriverGetVersion {}): a runtime of a newer "
+                                 "major does not run on it",
+                                 what, cuda_text(rt), cuda_text(in.driver_version), in.driver_version),
+                     {fmt::format("runtime: {} ({}, {})", cuda_text(rt), lib.version_source, lib.real),
+                      fmt::format("driver: CUDA {} (cuDriverGetVersion = {})", cuda_text(in.driver_version), in.driver_version)}});
+    } else if (rt_major == drv_major && rt_minor > drv_minor) {
+      out.push_back({FindingId::driver_minor_compat, lib.path,
+                     fmt::format("{} is CUDA {}, newer than the driver's CUDA {}: minor-version compatibility applies",
+                                 what, cuda_text(rt), cuda_text(in.driver_version)),
+                     {fmt::format("runtime: {} ({}, {})", cuda_text(rt), lib.version_source, lib.real),
+                      fmt::format("driver: CUDA {} (cuDriverGetVersion = {})", cuda_text(in.driver_version), in.driver_version)}});
+    }
+  }
+}
+
+// The folder the driver's JIT cache uses, and whether it can be written (the folder,
+// or the nearest existing parent when it does not exist yet: the driver creates it).
+std::string cache_folder(const RuleInputs& in) {
+  if (in.cache_path != nullptr && *in.cache_path != '\0') return in.cache_path;
+  if (in.home != nullptr && *in.home != '\0') return std::string(in.home) + "/.nv/ComputeCache";
+  return "";
+}
+bool writable_or_creatable(std::string dir) {
+  while (!dir.empty()) {
+    struct stat st {};
+    if (stat(dir.c_str(), &st) == 0) return S_ISDIR(st.st_mode) && access(dir.c_str(), W_OK | X_OK) == 0;
+    const size_t slash = dir.rfind('/');
+    if (slash == std::string::npos) return access(".", W_OK | X_OK) == 0;
+    dir = slash == 0 ? "/" : dir.substr(0, slash);
+    if (dir == "/") return access("/", W_OK | X_OK) == 0;
+  }
+  return false;
+}
+
+void environment_rules(const RuleInputs& in, std::vector<Finding>& out) {
+  if (in.module_loading != nullptr && strcasecmp(in.module_loading, "EAGER") == 0)
+    out.push_back({FindingId::module_loading_eager, "CUDA_MODULE_LOADING",
+                   fmt::format("CUDA_MODULE_LOADING=EAGER; this process loaded {} modules in {:.0f} ms", in.modules.count,
+                               in.modules.ns / 1e6),
+                   {"CUDA_MODULE_LOADING=" + std::string(in.module_loading)}});
+  const bool jitted = in.modules.ptx_jit_bytes > 0;
+  if (in.cache_disable != nullptr && std::strcmp(in.cache_disable, "1") == 0)
+    out.push_back({FindingId::jit_cache_disabled, "CUDA_CACHE_DISABLE",
+                   jitted ? fmt::format("CUDA_CACHE_DISABLE=1 and this process JIT-compiled {} of PTX", mib(in.modules.ptx_jit_bytes))
+                          : "CUDA_CACHE_DISABLE=1 (no PTX was JIT-compiled in this process so far)",
+                   {"CUDA_CACHE_DISABLE=1"}});
+  if (!jitted) return;  // the cache only matters to a process that JITs
+  const std::string folder = cache_folder(in);
+  if (!folder.empty() && !writable_or_creatable(folder))
+    out.push_back({FindingId::jit_cache_unwritable, folder,
+                   fmt::format("the JIT cache folder {} cannot be written; {} of PTX was JIT-compiled", folder,
+                               mib(in.modules.ptx_jit_bytes)),
+                   {in.cache_path ? "CUDA_CACHE_PATH=" + std::string(in.cache_path) : "default: $HOME/.nv/ComputeCache"}});
+  uint64_t size = kDefaultJitCacheBytes;
+  std::string source = "default (1 GiB)";
+  if (in.cache_maxsize != nullptr && *in.cache_maxsize != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(in.cache_maxsize, &end, 10);
+    if (end != in.cache_maxsize && *end == '\0') size = v, source = "CUDA_CACHE_MAXSIZE=" + std::string(in.cache_maxsize);
+  }
+  // The cache holds the compiled SASS, which is usually larger than the PTX it
+  // came from; a cache smaller than the PTX certainly cannot hold it.
+  if (size < in.modules.ptx_jit_bytes)
+    out.push_back({FindingId::jit_cache_too_small, "CUDA_CACHE_MAXSIZE",
+                   fmt::format("the JIT cache holds {} but this process JIT-compiled {} of PTX", mib(size),
+                               mib(in.modules.ptx_jit_bytes)),
+                   {source}});
+}
+
+void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
+  if (in.loads == nullptr) return;
+  // One finding per calling module, with the loads' totals as evidence.
+  struct Group {
+    uint64_t loads = 0, bytes = 0, ns = 0;
+    int sm = 0;
+    std::vector<std::string> archs;
+  };
+  std::map<std::string, Group> jit, none;
+  for (const auto& m : *in.loads) {
+    auto* g = m.coverage == "ptx_jit" ? &jit[m.caller] : (m.coverage == "none" || m.result == 209) ? &none[m.caller] : nullptr;
+    if (g == nullptr) continue;
+    g->loads++, g->ns += m.dt_ns, g->sm = m.sm;
+    g->bytes += m.coverage == "ptx_jit" ? m.ptx_jit_bytes : m.bytes;
+    if (g->archs.size() < 4 && std::find(g->archs.begin(), g->archs.end(), m.archs) == g->archs.end()) g->archs.push_back(m.archs);
+  }
+  auto evidence = [](const Group& g) {
+    std::vector<std::string> ev{fmt::format("{} load(s), {:.1f} ms", g.loads, g.ns / 1e6)};
+    for (const auto& a : g.archs) ev.push_back("device code for: " + (a.empty() ? std::string("(not readable)") : a));
+    return ev;
+  };
+  for (const auto& [caller, g] : jit)
+    out.push_back({FindingId::module_ptx_jit, caller,
+                   fmt::format("{} loaded device code with no SASS for sm_{}: {} of PTX JIT-compiled", caller, g.sm, mib(g.bytes)),
+                   evidence(g)});
+  for (const auto& [caller, g] : none)
+    out.push_back({FindingId::module_no_kernel_image, caller,
+                   fmt::format("{} loaded device code with no kernel image for sm_{}", caller, g.sm), evidence(g)});
+  if (in.modules.ns >= in.slow_load_ns) {
+    std::map<std::string, uint64_t> by_caller;
+    for (const auto& m : *in.loads) by_caller[m.caller] += m.dt_ns;
+    std::vector<std::pair<uint64_t, std::string>> top;
+    for (const auto& [c, ns] : by_caller) top.emplace_back(ns, c);
+    std::sort(top.rbegin(), top.rend());
+    std::vector<std::string> ev;
+    for (size_t i = 0; i < top.size() && i < 5; ++i) ev.push_back(fmt::format("{:.0f} ms: {}", top[i].first / 1e6, top[i].second));
+    if (in.modules.ptx_jit_bytes > 0) ev.push_back(fmt::format("PTX JIT-compiled: {}", mib(in.modules.ptx_jit_bytes)));
+    out.push_back({FindingId::module_load_slow, "module loads",
+                   fmt::format("{} module loads took {:.2f} s in total", in.modules.count, in.modules.ns / 1e9), ev});
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> live_library_rules(const RuleInputs& in) {
+  std::vector<Finding> out;
+  driver_rules(in, out);
+  environment_rules(in, out);
+  module_rules(in, out);
+  return out;
+}
+
+}  // namespace cudashim::policy

@@ -1,0 +1,295 @@
+// library_watch.cpp: see library_watch.h.
+#include "policy/library_watch.h"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "policy/library_rules.h"
+#include "recorder/clock.h"
+#include "recorder/event_stream.h"
+#include "recorder/json_text.h"
+#include "recorder/library_log.h"
+#include "symbols/driver_bridge.h"
+#include "symbols/ld_cache.h"
+#include "symbols/loaded_libraries.h"
+#include "symbols/triton_toolchain.h"
+
+namespace cudashim::policy {
+namespace {
+
+using symbols::Finding;
+using symbols::LoadedLibrary;
+
+struct State {
+  uint64_t generation = ~0ull;
+  unsigned long long adds = 0, subs = 0;
+  bool scanned = false;
+  std::vector<LoadedLibrary> libs;
+  std::vector<Finding> findings;
+  std::set<std::string> announced;  // "<id>|<subject>" already logged
+  std::vector<LibraryEvent> events;
+  uint64_t t0_ns = 0;
+  uint64_t modules_seen = ~0ull;  // module loads counted at the last re-read
+  std::vector<Finding> bridge;     // driver bridge: once libcuda is loaded
+  bool bridge_done = false;
+  std::vector<Finding> triton;     // Triton's toolchain: once it is loaded and the SM is known
+  bool triton_done = false;
+};
+constinit std::mutex g_mutex;
+State* g_state = nullptr;  // never destroyed: used by the exit path
+
+State& state() {
+  if (g_state == nullptr) {
+    g_state = new State;
+    g_state->t0_ns = monotonic_ns();
+  }
+  return *g_state;
+}
+
+std::string module_of(const void* addr) {
+  Dl_info info;
+  if (addr == nullptr || dladdr(addr, &info) == 0 || info.dli_fname == nullptr) return "";
+  return info.dli_fname;
+}
+
+bool named(const std::string& path, const char* prefix) {
+  const size_t slash = path.rfind('/');
+  return path.compare(slash == std::string::npos ? 0 : slash + 1, std::strlen(prefix), prefix) == 0;
+}
+
+symbols::InventoryHints hints() {
+  symbols::InventoryHints h;
+  for (const auto& r : recorder::dlopen_requests()) h.dlopens.push_back({r.name, module_of(r.caller)});
+  const std::string self = module_of(reinterpret_cast<const void*>(&libraries_rescan));
+  std::map<std::string, int> statics;
+  for (const auto& c : recorder::procaddr_callers()) {
+    const std::string m = module_of(c.caller);
+    // libcudart (every copy) and the driver call cuGetProcAddress as themselves;
+    // any other module doing so carries a CUDA runtime of its own.
+    if (m.empty() || m == self || named(m, "libcudart.so") || named(m, "libcuda.so")) continue;
+    statics[m] = std::max(statics[m], c.cuda_version);
+  }
+  for (const auto& [m, v] : statics) h.static_runtimes.emplace_back(m, v);
+  if (const char* l = std::getenv("LD_LIBRARY_PATH")) h.ld_library_path = l;
+  return h;
+}
+
+// The loader's own counters of objects added and removed (cheap to read).
+void loader_counts(unsigned long long& adds, unsigned long long& subs) {
+  struct Counts {
+    unsigned long long adds = 0, subs = 0;
+  } c;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t size, void* data) -> int {
+        auto* c = static_cast<Counts*>(data);
+        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) c->adds = info->dlpi_adds, c->subs = info->dlpi_subs;
+        return 1;  // the first object is enough
+      },
+      &c);
+  adds = c.adds, subs = c.subs;
+}
+
+std::string finding_json(const Finding& f) {
+  std::string ev;
+  for (size_t k = 0; k < f.evidence.size(); ++k) ev += (k ? ", " : "") + json_str(f.evidence[k]);
+  return fmt::format("{{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"message\": {}, \"evidence\": [{}], \"fix\": {}}}",
+                     json_str(f.info().name), symbols::severity_name(f.info().severity), json_str(f.info().title),
+                     json_str(f.message), ev, json_str(f.info().advice));
+}
+
+std::string library_json(const LoadedLibrary& l) {
+  return fmt::format(
+      "{{\"path\": {}, \"file\": {}, \"family\": {}, \"version\": {}, \"version_source\": {}, \"major\": {}, "
+      "\"linkage\": {}, \"how\": {}, \"loaded_by\": {}, \"requested\": {}, \"reason\": {}}}",
+      json_str(l.path), json_str(l.real), json_str(l.family), json_str(l.version), json_str(l.version_source), l.major,
+      json_str(l.linkage), json_str(l.how), json_str(l.loaded_by), json_str(l.requested), json_str(l.reason));
+}
+
+// The container's driver bridge, live: the kernel module's version file against the
+// libcuda this process loaded (and whether that file is a bind mount from the host).
+std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs) {
+  symbols::DriverBridgeInput in;
+  const char* file = std::getenv("CUDASHIM_DRIVER_VERSION_FILE");
+  in.kernel_version_source = file && *file ? file : "/proc/driver/nvidia/version";
+  in.kernel_version_text = symbols::read_small_text(in.kernel_version_source);
+  const auto mountinfo = symbols::read_small_text("/proc/self/mountinfo");
+  const auto mounts = mountinfo ? symbols::mount_points(*mountinfo) : std::vector<std::string>{};
+  std::set<std::string> seen;
+  for (const auto& l : libs) {
+    if (l.family != "cuda" || !seen.insert(l.real).second) continue;
+    symbols::LibcudaCopy c{l.path, l.real, false, true};
+    for (const auto& m : mounts) c.bind_mounted = c.bind_mounted || m == l.path || m == l.real;
+    in.libcuda.push_back(c);
+  }
+  if (in.libcuda.empty()) return {};
+  return symbols::driver_bridge_findings(in);
+}
+
+// Triton's toolchain, live: once Triton's native library is loaded and the device's
+// SM is known (from a module load), its ptxas and libcuda discovery are checked once.
+std::string loaded_triton_package() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        const char* n = info->dlpi_name;
+        const char* hit = n ? std::strstr(n, "/triton/_C/libtriton") : nullptr;
+        if (hit == nullptr) return 0;
+        *static_cast<std::string*>(data) = std::string(n, hit + std::strlen("/triton"));
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+std::vector<Finding> triton_live(const std::string& package, int sm, bool driver_loaded) {
+  auto cache = symbols::read_ld_cache();
+  const char* ldp = std::getenv("LD_LIBRARY_PATH");
+  const symbols::TritonInput in = symbols::read_triton_input(
+      package, sm, [](const char* n) -> const char* { return std::getenv(n); }, cache ? &cache.value() : nullptr,
+      ldp ? ldp : "", {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib"},
+      driver_loaded);
+  return symbols::triton_findings(in).findings;
+}
+
+}  // namespace
+
+std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  State& s = state();
+  const uint64_t gen = recorder::library_generation();
+  unsigned long long adds = 0, subs = 0;
+  loader_counts(adds, subs);
+  const recorder::ModuleTotals totals = recorder::module_totals();
+  const bool modules_changed = totals.count != s.modules_seen;
+  if (!force && s.scanned && gen == s.generation && adds == s.adds && subs == s.subs && !modules_changed) return {};
+  s.modules_seen = totals.count;
+  const bool libs_changed = !s.scanned || gen != s.generation || adds != s.adds || subs != s.subs || force;
+  s.generation = gen, s.adds = adds, s.subs = subs;
+  if (libs_changed) {
+    std::vector<LoadedLibrary> now = symbols::loaded_cuda_libraries(hints());
+    std::set<std::string> before, after;
+    for (const auto& l : s.libs) before.insert(l.real + "|" + l.linkage);
+    for (const auto& l : now) after.insert(l.real + "|" + l.linkage);
+    const uint64_t t = monotonic_ns();
+    for (const auto& l : now)
+      if (!before.count(l.real + "|" + l.linkage)) {
+        s.events.push_back({t, true, l.real, l.family, l.version});
+        recorder::stream_event("library_load", "\"library\": " + library_json(l));
+      }
+    for (const auto& l : s.libs)
+      if (!after.count(l.real + "|" + l.linkage)) {
+        s.events.push_back({t, false, l.real, l.family, l.version});
+        recorder::stream_event("library_unload", fmt::format("\"path\": {}", json_str(l.real)));
+      }
+    s.libs = std::move(now);
+  }
+  s.scanned = true;
+  std::vector<Finding> findings = symbols::loaded_library_findings(s.libs);
+  uint64_t dropped = 0;
+  const std::vector<recorder::ModuleLoad> loads = recorder::module_loads(&dropped);
+  RuleInputs in;
+  in.libraries = &s.libs;
+  in.driver_version = facts.driver_version;
+  in.modules = totals;
+  in.loads = &loads;
+  in.module_loading = std::getenv("CUDA_MODULE_LOADING");
+  in.cache_disable = std::getenv("CUDA_CACHE_DISABLE");
+  in.cache_path = std::getenv("CUDA_CACHE_PATH");
+  in.cache_maxsize = std::getenv("CUDA_CACHE_MAXSIZE");
+  in.home = std::getenv("HOME");
+  for (auto& f : live_library_rules(in)) findings.push_back(std::move(f));
+  bool driver_loaded = false;
+  for (const auto& l : s.libs) driver_loaded = driver_loaded || l.family == "cuda";
+  if (!s.bridge_done && driver_loaded) s.bridge = driver_bridge_live(s.libs), s.bridge_done = true;
+  if (!s.triton_done) {
+    int sm = 0;
+    for (const auto& m : loads) sm = m.sm ? m.sm : sm;
+    const std::string triton = libs_changed || modules_changed ? loaded_triton_package() : "";
+    if (!triton.empty() && sm > 0) s.triton = triton_live(triton, sm, driver_loaded), s.triton_done = true;
+  }
+  findings.insert(findings.end(), s.bridge.begin(), s.bridge.end());
+  findings.insert(findings.end(), s.triton.begin(), s.triton.end());
+  std::vector<std::string> lines;
+  for (const auto& f : findings) {
+    if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
+    std::string files;
+    for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
+    lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().advice));
+    recorder::stream_event("library_finding", "\"finding\": " + finding_json(f));
+  }
+  s.findings = std::move(findings);
+  return lines;
+}
+
+std::vector<LibraryEvent> library_events() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return state().events;
+}
+
+std::string libraries_report_json() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  State& s = state();
+  std::string out = "  \"libraries\": [";
+  for (size_t i = 0; i < s.libs.size(); ++i) out += (i ? ",\n    " : "\n    ") + library_json(s.libs[i]);
+  out += s.libs.empty() ? "],\n" : "\n  ],\n";
+  out += "  \"library_findings\": [";
+  for (size_t i = 0; i < s.findings.size(); ++i) out += (i ? ",\n    " : "\n    ") + finding_json(s.findings[i]);
+  out += s.findings.empty() ? "],\n" : "\n  ],\n";
+  // Module loads: totals, per calling module, and the slowest loads in detail.
+  uint64_t dropped = 0;
+  const auto loads = recorder::module_loads(&dropped);
+  const auto t = recorder::module_totals();
+  struct By {
+    uint64_t count = 0, ns = 0, bytes = 0, jit = 0;
+  };
+  uint64_t triton_count = 0, triton_ns = 0;
+  std::map<std::string, By> by;
+  for (const auto& m : loads) {
+    By& b = by[m.caller];
+    b.count++, b.ns += m.dt_ns, b.bytes += m.bytes, b.jit += m.ptx_jit_bytes;
+    if (m.origin == "triton") triton_count++, triton_ns += m.dt_ns;
+  }
+  out += fmt::format("  \"modules\": {{\"count\": {}, \"time_ns\": {}, \"bytes\": {}, \"sass_bytes\": {}, "
+                     "\"sass_bytes_for_device\": {}, \"ptx_jit_bytes\": {}, \"failed\": {}, \"not_kept\": {}, \"triton\": "
+                     "{{\"count\": {}, \"time_ns\": {}}}, \"by_caller\": [",
+                     t.count, t.ns, t.bytes, t.sass_bytes, t.sass_bytes_for_sm, t.ptx_jit_bytes, t.failed, dropped, triton_count,
+                     triton_ns);
+  bool first = true;
+  for (const auto& [caller, b] : by) {
+    out += fmt::format("{}\n    {{\"module\": {}, \"count\": {}, \"time_ns\": {}, \"bytes\": {}, \"ptx_jit_bytes\": {}}}",
+                       first ? "" : ",", json_str(caller), b.count, b.ns, b.bytes, b.jit);
+    first = false;
+  }
+  out += first ? "], \"slowest\": [" : "\n  ], \"slowest\": [";
+  std::vector<const recorder::ModuleLoad*> slow;
+  for (const auto& m : loads) slow.push_back(&m);
+  std::sort(slow.begin(), slow.end(), [](auto* a, auto* b) { return a->dt_ns > b->dt_ns; });
+  for (size_t i = 0; i < slow.size() && i < 10; ++i) {
+    const auto& m = *slow[i];
+    out += fmt::format("{}\n    {{\"api\": \"{}\", \"caller\": {}, \"origin\": {}, \"kind\": {}, \"path\": {}, \"bytes\": {}, \"coverage\": {}, "
+                       "\"sm\": {}, \"archs\": {}, \"sass_bytes_for_device\": {}, \"ptx_jit_bytes\": {}, \"time_ns\": {}, "
+                       "\"result\": {}}}",
+                       i ? "," : "", m.api == HookId::kCount ? "" : hook_info(m.api).name, json_str(m.caller), json_str(m.origin), json_str(m.kind), json_str(m.path), m.bytes,
+                       json_str(m.coverage), m.sm, json_str(m.archs), m.sass_bytes_for_sm, m.ptx_jit_bytes, m.dt_ns, m.result);
+  }
+  out += slow.empty() ? "]},\n" : "\n  ]},\n";
+  return out;
+}
+
+void library_watch_reset() {
+  new (&g_mutex) std::mutex;
+  g_state = nullptr;  // the parent's state belongs to the parent (leaked in the child, once)
+}
+
+}  // namespace cudashim::policy

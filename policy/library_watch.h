@@ -1,0 +1,41 @@
+// library_watch.h: the live inventory of CUDA-family libraries and device code,
+// kept current while the job runs.
+//
+// The dlopen/dlclose trampolines only bump a generation counter (they tail-jump
+// into libc and never see the result), so the inventory is re-read on the event
+// stream's flush thread (about once a second) when the generation or the loader's
+// own object count changed, and once more at exit. Each re-read diffs against the
+// previous one: loads and unloads go to the event stream and the trace, and every
+// finding seen for the first time comes back as one log line.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudashim::policy {
+
+struct LiveDriverFacts {
+  int driver_version = 0;  // cuDriverGetVersion (12080 = CUDA 12.8), 0 when unknown
+};
+
+// Re-reads the inventory if anything changed since the last call (always when
+// `force`); returns one log line per finding not reported before. Thread-safe
+// (one re-read at a time); cold: allocates, walks the loaded objects.
+std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force);
+
+// A library load or unload seen by a re-read, for the trace and the report.
+struct LibraryEvent {
+  uint64_t t_ns;  // monotonic clock (ns), as recorder/clock.h monotonic_ns()
+  bool load;
+  std::string path, family, version;
+};
+std::vector<LibraryEvent> library_events();
+
+// The report sections "libraries", "library_findings" and "modules", from the
+// last re-read (call libraries_rescan(..., true) first).
+std::string libraries_report_json();
+
+// A forked child re-reads from scratch and reports its own findings.
+void library_watch_reset();
+
+}  // namespace cudashim::policy

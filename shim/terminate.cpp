@@ -1,0 +1,116 @@
+// terminate.cpp: the SIGTERM and SIGABRT paths to a complete report (see terminate.h).
+#include "shim/terminate.h"
+
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+#include <cerrno>
+#include <string>
+
+#include "recorder/event_stream.h"
+#include "recorder/flight_recorder.h"
+
+namespace cudashim::shim {
+namespace {
+
+constexpr int kTermDeadlineMs = 2000;   // SIGTERM: what systemd/Kubernetes grace periods easily allow
+constexpr int kAbortDeadlineMs = 1000;  // SIGABRT: the aborting thread may hold a lock the writer needs
+
+std::atomic<void (*)()> g_write{nullptr};
+std::atomic<int> g_phase{0};   // 0 nothing written, 1 being written, 2 written
+std::atomic<int> g_signal{0};  // the first signal that asked for the outputs
+thread_local bool t_writing = false;  // initial-exec TLS: readable in a signal handler
+
+const char* signal_text(int sig) { return sig == SIGTERM ? "SIGTERM" : sig == SIGABRT ? "SIGABRT" : "signal"; }
+
+// Whichever end gets here first writes; the others return at once.
+void write_once_for(int sig) {
+  void (*write)() = g_write.load(std::memory_order_acquire);
+  int expected = 0;
+  if (write == nullptr || !g_phase.compare_exchange_strong(expected, 1)) return;
+  t_writing = true;
+  if (sig != 0) {
+    try {
+      recorder::stream_event("signal", std::string("\"signal\": ") + std::to_string(sig) + ", \"name\": \"" +
+                                           signal_text(sig) + "\"");
+    } catch (...) {
+    }
+  }
+  write();
+  t_writing = false;
+  g_phase.store(2, std::memory_order_release);
+}
+
+// The flush thread, woken by a handler below.
+void on_wake() { write_once_for(g_signal.load()); }
+
+// Async-signal-safe: asks the flush thread for the outputs and waits until they are
+// written, no writer is at work, or `deadline_ms` passed.
+void request_outputs(int sig, int deadline_ms) {
+  const int saved = errno;
+  int none = 0;
+  g_signal.compare_exchange_strong(none, sig);
+  const bool woken = recorder::stream_wake();
+  // A writer at work: the flush thread just woken, or exit() on another thread (this
+  // thread being that writer would wait for itself).
+  if (!t_writing && (woken || g_phase.load() == 1)) {
+    timespec start{}, now{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+      if (g_phase.load(std::memory_order_acquire) == 2) break;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      const long waited_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+      if (waited_ms >= deadline_ms) break;
+      const timespec ms{0, 1000000};
+      nanosleep(&ms, nullptr);
+    }
+  }
+  errno = saved;
+}
+
+void on_sigterm(int sig, siginfo_t*, void*) {
+  request_outputs(sig, kTermDeadlineMs);
+  // End as the default action would have. SIGTERM stays blocked in this thread until the
+  // handler returns, so the re-raised one is delivered then, under SIG_DFL.
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGTERM, &dfl, nullptr);
+  raise(SIGTERM);
+}
+
+void on_abort() { request_outputs(SIGABRT, kAbortDeadlineMs); }
+
+// On the flush thread as it starts (the first CUDA call): take SIGTERM only where its
+// action is still the default. Not at load time: Python records each signal's action when
+// it starts, so signal.getsignal(SIGTERM) keeps answering SIG_DFL (a handler installed
+// before would read as None, which code that saves and restores handlers cannot restore).
+void arm_sigterm() {
+  struct sigaction cur {};
+  if (sigaction(SIGTERM, nullptr, &cur) != 0) return;
+  if ((cur.sa_flags & SA_SIGINFO) != 0 || cur.sa_handler != SIG_DFL) return;  // the job's own, SIG_IGN, or ours (fork)
+  struct sigaction sa {};
+  sa.sa_sigaction = on_sigterm;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace
+
+void termination_configure(void (*write)(), bool on_signals) {
+  g_write.store(write, std::memory_order_release);
+  if (!on_signals) return;
+  recorder::stream_set_wake_handlers(arm_sigterm, on_wake);
+  recorder::flight_set_abort_hook(on_abort);
+}
+
+void termination_write_once() { write_once_for(0); }
+
+void termination_after_fork() {
+  g_phase.store(0);
+  g_signal.store(0);
+}
+
+}  // namespace cudashim::shim

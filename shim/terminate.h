@@ -1,0 +1,32 @@
+// terminate.h: the report when the process ends other than by a normal exit.
+//
+// Normal exit and exit() from any thread reach the library's destructor, which writes
+// the report, the trace and the stream's last line. Two ends skip destructors:
+//   SIGTERM with its default action (systemd, Kubernetes, Slurm, `kill`): the shim
+//     installs a handler, only where SIGTERM's action is still the default when the
+//     process makes its first CUDA call;
+//   SIGABRT (an uncaught C++ exception: std::terminate -> abort): the flight recorder's
+//     handler writes the crash record first, then calls in here.
+// The handler (async-signal-safe) wakes the event stream's flush thread, which writes the
+// outputs with the destructor's own code; the handler waits for it with a deadline (2 s
+// for SIGTERM, 1 s for SIGABRT: an abort may come from a thread holding a lock the
+// writer needs), then lets the signal end the process exactly as it would have
+// (SIGTERM: default action re-raised, the parent sees 128+15).
+#pragma once
+
+namespace cudashim::shim {
+
+// Registers `write` (the report, the trace, the stream's last line; safe to call when
+// there is nothing to write) for every end. `on_signals`: also arm the SIGTERM and
+// SIGABRT paths (false when reports are off or the shim is inert). Call once, from the
+// constructor.
+void termination_configure(void (*write)(), bool on_signals);
+
+// Runs `write` unless another end already did or is doing it (then returns at once).
+// The destructor's path.
+void termination_write_once();
+
+// In a forked child: nothing written yet for this process.
+void termination_after_fork();
+
+}  // namespace cudashim::shim
