@@ -3,7 +3,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <iostream>
 
@@ -12,21 +14,36 @@
 namespace cudashim::tools {
 namespace {
 
-// The first GPU's compute capability from nvidia-smi ("9.0" -> 90), or 0 when there is no
-// nvidia-smi, no driver or no GPU. Doctor must work with none of them.
-int sm_from_nvidia_smi() {
-  FILE* pipe = popen("nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null", "r");
-  if (pipe == nullptr) return 0;
-  char line[64] = {};
+// What nvidia-smi says of the first GPU: compute capability ("9.0" -> 90), driver release
+// and name; sm 0 when there is no nvidia-smi, no driver or no GPU. Doctor must work with none.
+struct SmiFacts {
+  int sm = 0;
+  std::string driver, name;
+};
+
+SmiFacts query_nvidia_smi() {
+  SmiFacts out;
+  FILE* pipe = popen("nvidia-smi --query-gpu=compute_cap,driver_version,name --format=csv,noheader 2>/dev/null", "r");
+  if (pipe == nullptr) return out;
+  char line[256] = {};
   const bool got = std::fgets(line, sizeof line, pipe) != nullptr;
   char rest[256];
   while (std::fgets(rest, sizeof rest, pipe) != nullptr) {  // drain the other GPUs' lines
   }
   const int status = pclose(pipe);
-  if (!got || status != 0) return 0;
+  if (!got || status != 0) return out;
   int major = 0, minor = 0;
-  if (std::sscanf(line, "%d.%d", &major, &minor) != 2 || major <= 0 || major > 99 || minor < 0 || minor > 9) return 0;
-  return major * 10 + minor;
+  if (std::sscanf(line, "%d.%d", &major, &minor) != 2 || major <= 0 || major > 99 || minor < 0 || minor > 9) return out;
+  out.sm = major * 10 + minor;
+  std::string fields(line);
+  while (!fields.empty() && (fields.back() == '\n' || fields.back() == '\r')) fields.pop_back();
+  const auto c1 = fields.find(", ");
+  const auto c2 = c1 == std::string::npos ? std::string::npos : fields.find(", ", c1 + 2);
+  if (c2 != std::string::npos) {
+    out.driver = fields.substr(c1 + 2, c2 - c1 - 2);
+    out.name = fields.substr(c2 + 2);
+  }
+  return out;
 }
 
 }  // namespace
@@ -67,8 +84,10 @@ int run_doctor(const DoctorOptions& options) {
       fmt::print(stderr, "doctor: --sm {}: expected a compute capability such as 90, 9.0 or sm_90\n", options.sm);
       return 3;
     }
-  } else {
-    sm = sm_from_nvidia_smi();
+  }
+  const SmiFacts smi = query_nvidia_smi();
+  if (options.sm.empty()) {
+    sm = smi.sm;
     sm_source = "nvidia-smi";
   }
   if (sm <= 0) {
@@ -84,7 +103,22 @@ int run_doctor(const DoctorOptions& options) {
       std::fflush(stderr);
     };
   }
-  DoctorReport report = diagnose(options.paths, sm, sm_source, env, progress);
+  HostFacts host;
+  host.kernel_version_text = symbols::read_small_text(options.driver_version_file);
+  host.kernel_version_source = options.driver_version_file;
+  host.mountinfo_text = symbols::read_small_text(options.mountinfo_file).value_or("");
+  host.nvml_driver_version = smi.driver;
+  host.gpu_name = smi.name;
+  host.getenv = [](const char* name) -> const char* { return std::getenv(name); };
+  host.jobs = options.jobs;
+  // Where forward-compatibility packages put their libcuda (cuda-compat-<major>-<minor>).
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/usr/local", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (n == "cuda" || n.rfind("cuda-", 0) == 0) host.driver_folders.push_back((it->path() / "compat").string());
+  }
+  std::sort(host.driver_folders.begin(), host.driver_folders.end());
+  DoctorReport report = diagnose(options.paths, sm, sm_source, env, progress, host);
   if (tty) fmt::print(stderr, "\r\033[K");
   if (!cache.ok() && !options.json) fmt::print(stderr, "note: {} (the loader cache is left out)\n", cache.error());
 

@@ -11,7 +11,9 @@
 #include "symbols/cuda_library.h"
 #include "symbols/fatbin.h"
 #include "symbols/findings.h"
+#include "symbols/driver_bridge.h"
 #include "symbols/loader_search.h"
+#include "symbols/triton_toolchain.h"
 
 namespace cudashim::tools {
 
@@ -21,6 +23,24 @@ struct DoctorOptions {
   std::string sm;                  // "90", "9.0", "sm_90"; "" = from nvidia-smi, else 90 with a note
   std::optional<std::string> ld_library_path;  // nullopt = the environment's LD_LIBRARY_PATH
   std::string ld_cache_path = "/etc/ld.so.cache";
+  // The kernel module's version file and the mount table (the driver bridge checks); tests
+  // point them at crafted files.
+  std::string driver_version_file = "/proc/driver/nvidia/version";
+  std::string mountinfo_file = "/proc/self/mountinfo";
+  int jobs = 0;  // files examined at once; 0 = one per core (at most 16)
+};
+
+// What doctor sees of the host besides the scanned files: the driver bridge and Triton's
+// environment. Every field is optional; tests fill them with crafted values.
+struct HostFacts {
+  std::optional<std::string> kernel_version_text;  // /proc/driver/nvidia/version; nullopt: no module
+  std::string kernel_version_source = "/proc/driver/nvidia/version";
+  std::string mountinfo_text;
+  std::string nvml_driver_version;  // nvidia-smi's driver_version; "" unknown
+  std::string gpu_name;             // nvidia-smi's name; "" unknown
+  std::vector<std::string> driver_folders;  // more folders to look for libcuda copies (compat/ ones)
+  std::function<const char*(const char*)> getenv;  // TRITON_* variables; empty = none set
+  int jobs = 0;                     // as DoctorOptions::jobs
 };
 
 // A version and where it was read from.
@@ -42,12 +62,32 @@ struct LibraryReport {
   std::size_t fatbin_entries = 0;
   std::vector<std::string> fatbin_arch_counts;   // "sm_90 221", "compute_120 287", "embedded sm_90 393", ... sorted
   int fatbin_embedded_containers = 0;            // containers found outside .nv_fatbin
+  std::optional<symbols::FatbinBytes> fatbin_bytes;  // bytes of every container, embedded ones included
+  std::optional<symbols::FatbinBytes> fatbin_registered_bytes;  // .nv_fatbin only (what cuobjdump lists)
+};
+
+// A Triton install found in a scanned site-packages, and the toolchain it would use.
+struct TritonSummary {
+  std::string package_dir, version;
+  std::string ptxas, ptxas_version;  // the ptxas for the GPU and its release ("12.8.93"); "" none/unknown
+  std::vector<std::string> libcuda_dirs;
+  std::string libcuda_how;
+};
+
+// The kernel module and the user-mode driver, as doctor found them.
+struct DriverSummary {
+  std::string kernel_module;  // "580.95.05"; "" when no module is loaded
+  bool open_module = false;
+  std::string libcuda_in_use;  // the loader's libcuda.so.1 (real path); "" none
+  std::vector<std::string> libcuda_copies;  // "path (version) [bind-mounted]"
 };
 
 struct DoctorReport {
   int sm = 90;
   std::string sm_source;  // "--sm", "nvidia-smi", "assumed"
   std::vector<LibraryReport> libraries;
+  std::vector<TritonSummary> tritons;
+  DriverSummary driver;
   std::vector<symbols::Finding> findings;  // sorted: errors, warnings, info
   // 2 with an error, 1 with a warning, else 0.
   int exit_code() const;
@@ -67,8 +107,10 @@ LibraryVersion library_version(const std::string& path, const std::string& real_
                                const symbols::CudaLibraryName& name, const symbols::ElfFacts& facts);
 
 // Runs every check on `paths` for a GPU of compute capability `sm`. Never throws.
+// The per-file work (ELF facts, fatbins) runs on `host.jobs` threads; the report is the same
+// for any number of them.
 DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source,
-                      const symbols::SearchEnv& env, const DoctorProgress& progress = {});
+                      const symbols::SearchEnv& env, const DoctorProgress& progress = {}, const HostFacts& host = {});
 
 // The human report: findings grouped by severity, each with its fix, then the libraries.
 std::string render_doctor_text(const DoctorReport& report, bool color);

@@ -66,6 +66,12 @@ std::string render_doctor_text(const DoctorReport& report, bool color) {
     };
     if (lib.coverage) coverage_line("fatbin", *lib.coverage);
     if (lib.embedded_coverage) coverage_line("embedded fatbins", *lib.embedded_coverage);
+    if (lib.fatbin_bytes && lib.fatbin_bytes->stored_bytes > 0) {
+      const FatbinBytes& b = *lib.fatbin_bytes;
+      out += fmt::format("      device code: {:.1f} MiB stored ({:.1f} MiB SASS, {:.1f} MiB PTX), {:.1f} MiB of it used on sm_{} ({}%)\n",
+                         b.stored_bytes / 1048576.0, b.sass_stored_bytes / 1048576.0, b.ptx_stored_bytes / 1048576.0,
+                         b.used_stored_bytes / 1048576.0, b.sm, b.used_stored_bytes * 100 / b.stored_bytes);
+    }
     for (const auto& r : lib.cuda_needed) out += "      " + resolution_line(r) + "\n";
   }
   if (report.findings.empty()) out += "\nno problems found\n";
@@ -123,6 +129,25 @@ std::string render_doctor_json(const DoctorReport& report) {
                      {"embedded_containers", lib.fatbin_embedded_containers},
                      {"embedded_arch_counts", embedded}};
       if (lib.embedded_coverage) j["fatbin"]["embedded_coverage"] = coverage_name(lib.embedded_coverage->kind);
+      if (lib.fatbin_bytes) {
+        const FatbinBytes& b = *lib.fatbin_bytes;
+        nlohmann::json per_arch = nlohmann::json::object();
+        for (const auto& a : lib.fatbin_registered_bytes ? lib.fatbin_registered_bytes->archs : b.archs)
+          per_arch[a.arch] = {{"entries", a.entries},
+                              {"stored_bytes", a.stored_bytes},
+                              {"uncompressed_bytes", a.uncompressed_bytes},
+                              {"used_entries", a.used_entries},
+                              {"used_stored_bytes", a.used_stored_bytes},
+                              {"used_uncompressed_bytes", a.used_uncompressed_bytes}};
+        j["fatbin"]["bytes"] = {{"stored", b.stored_bytes},
+                                {"uncompressed", b.uncompressed_bytes},
+                                {"sass_stored", b.sass_stored_bytes},
+                                {"ptx_stored", b.ptx_stored_bytes},
+                                {"used_stored", b.used_stored_bytes},
+                                {"used_uncompressed", b.used_uncompressed_bytes},
+                                {"registered_stored", lib.fatbin_registered_bytes ? lib.fatbin_registered_bytes->stored_bytes : 0},
+                                {"per_arch", per_arch}};  // .nv_fatbin only, as cuobjdump lists it
+      }
     }
     libs.push_back(std::move(j));
   }
@@ -133,6 +158,19 @@ std::string render_doctor_json(const DoctorReport& report) {
                         {"summary", {{"errors", counts[2]}, {"warnings", counts[1]}, {"info", counts[0]}, {"exit_code", report.exit_code()}}},
                         {"findings", findings},
                         {"libraries", libs}};
+  nlohmann::json tritons = nlohmann::json::array();
+  for (const auto& t : report.tritons)
+    tritons.push_back({{"package", t.package_dir},
+                       {"version", t.version},
+                       {"ptxas", t.ptxas},
+                       {"ptxas_version", t.ptxas_version},
+                       {"libcuda_dirs", t.libcuda_dirs},
+                       {"libcuda_how", t.libcuda_how}});
+  doc["triton"] = tritons;
+  doc["driver"] = {{"kernel_module", report.driver.kernel_module},
+                   {"open_kernel_module", report.driver.open_module},
+                   {"libcuda_in_use", report.driver.libcuda_in_use},
+                   {"libcuda_copies", report.driver.libcuda_copies}};
   return doc.dump(2) + "\n";
 }
 

@@ -3,11 +3,14 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <system_error>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -239,6 +242,32 @@ void add_fatbin_findings(const LibraryReport& lib, std::vector<Finding>& out) {
   }
 }
 
+// A large library whose device code mostly serves other GPUs: how much, and for which.
+void add_fatbin_size_finding(const LibraryReport& lib, std::vector<Finding>& out) {
+  constexpr std::uint64_t kLarge = 64ull << 20;  // device code worth a look
+  if (!lib.fatbin_bytes) return;
+  const FatbinBytes& b = *lib.fatbin_bytes;
+  if (b.stored_bytes < kLarge || b.used_stored_bytes * 2 > b.stored_bytes) return;
+  auto mib = [](std::uint64_t v) { return std::to_string((v + (1u << 19)) >> 20) + " MiB"; };
+  const std::uint64_t other = b.stored_bytes - b.used_stored_bytes;
+  const std::string sm = "sm_" + std::to_string(b.sm);
+  Finding f = make(FindingId::fatbin_mostly_other_archs, lib.path,
+                   fs::path(lib.path).filename().string() + ": " + mib(other) + " of " + mib(b.stored_bytes) + " of device code (" +
+                       std::to_string(other * 100 / b.stored_bytes) + "%) is for other GPUs than " + sm + "; " + sm + " uses " +
+                       mib(b.used_stored_bytes));
+  std::vector<const ArchBytes*> archs;
+  for (const auto& a : b.archs) archs.push_back(&a);
+  std::stable_sort(archs.begin(), archs.end(), [](const ArchBytes* x, const ArchBytes* y) { return x->stored_bytes > y->stored_bytes; });
+  for (std::size_t i = 0; i < archs.size() && i < kMaxEvidence; ++i) {
+    const ArchBytes& a = *archs[i];
+    f.evidence.push_back(a.arch + ": " + mib(a.stored_bytes) + " stored (" + mib(a.uncompressed_bytes) + " uncompressed) in " +
+                         std::to_string(a.entries) + " entries" +
+                         (a.used_entries > 0 ? "; " + std::to_string(a.used_entries) + " used on " + sm : std::string()));
+  }
+  if (archs.size() > kMaxEvidence) f.evidence.push_back("... and " + std::to_string(archs.size() - kMaxEvidence) + " more architectures");
+  out.push_back(std::move(f));
+}
+
 }  // namespace
 
 int DoctorReport::exit_code() const {
@@ -300,8 +329,36 @@ LibraryVersion library_version(const std::string& path, const std::string& real_
   return version_with(path, real_path, name, facts, wheels);
 }
 
+namespace {
+
+// What one file gives without the loader's view: read on a worker thread.
+struct FileWork {
+  FactsCacheEntry elf;
+  std::optional<Fatbin> fatbin;  // set when the file has fatbin entries
+  std::string fatbin_error;
+};
+
+// Runs work(i) for i in [0, n) on up to `jobs` threads (0: one per core, at most 16).
+void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)>& work) {
+  std::size_t threads = jobs > 0 ? static_cast<std::size_t>(jobs) : std::min<std::size_t>(16, std::max(1u, std::thread::hardware_concurrency()));
+  threads = std::min(threads, n);
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < n; ++i) work(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (std::size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i = next++; i < n; i = next++) work(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
 DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source, const SearchEnv& env,
-                      const DoctorProgress& progress) {
+                      const DoctorProgress& progress, const HostFacts& host) {
   DoctorReport report;
   report.sm = sm;
   report.sm_source = sm_source;
@@ -313,13 +370,33 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     findings.push_back(std::move(f));
   }
 
+  // The per-file reading (ELF facts, the fatbins: most of the bytes) on worker threads; the
+  // results land in file order, so the report does not depend on the scheduling.
+  std::vector<FileWork> work(files.size());
+  std::mutex progress_lock;
+  std::size_t started = 0;
+  parallel_for(files.size(), host.jobs, [&](std::size_t i) {
+    if (progress) {
+      std::lock_guard<std::mutex> hold(progress_lock);
+      progress(started++, files.size(), files[i]);
+    }
+    FileWork& w = work[i];
+    w.elf = read_elf_cached(files[i], nullptr);
+    if (!w.elf.facts) return;
+    auto fb = read_fatbin(files[i], *w.elf.facts);
+    if (!fb.ok())
+      w.fatbin_error = fb.error();
+    else if (!fb.value().entries.empty())
+      w.fatbin = std::move(fb).value();
+  });
+
   FactsCache cache;
+  for (std::size_t i = 0; i < files.size(); ++i) cache.emplace(files[i], work[i].elf);
   WheelRecords wheels;
   std::vector<std::shared_ptr<const ElfFacts>> facts_of;  // parallel to report.libraries
   for (std::size_t i = 0; i < files.size(); ++i) {
     const std::string& path = files[i];
-    if (progress) progress(i, files.size(), path);
-    auto entry = read_elf_cached(path, &cache);
+    const FactsCacheEntry& entry = work[i].elf;
     if (!entry.facts) {
       findings.push_back(make(FindingId::unreadable_file, path, entry.error));
       continue;
@@ -377,8 +454,8 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       }
     }
 
-    if (auto fb = read_fatbin(path, facts); fb.ok() && !fb.value().entries.empty()) {
-      const Fatbin& fatbin = fb.value();
+    if (work[i].fatbin) {
+      const Fatbin& fatbin = *work[i].fatbin;
       lib.coverage = coverage_for(fatbin, sm, FatbinSource::registered);
       if (fatbin.embedded_containers > 0) lib.embedded_coverage = coverage_for(fatbin, sm, FatbinSource::embedded);
       lib.fatbin_entries = fatbin.entries.size();
@@ -386,9 +463,13 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       for (const auto& e : fatbin.entries) ++counts[(e.embedded ? "embedded " : "") + e.arch_name()];
       for (const auto& [arch, n] : counts) lib.fatbin_arch_counts.push_back(arch + " " + std::to_string(n));
       lib.fatbin_embedded_containers = fatbin.embedded_containers;
+      lib.fatbin_bytes = fatbin_bytes(fatbin, sm);
+      lib.fatbin_registered_bytes = fatbin_bytes(fatbin, sm, FatbinSource::registered);
       add_fatbin_findings(lib, findings);
-    } else if (!fb.ok()) {
-      findings.push_back(make(FindingId::unreadable_file, path, fb.error()));
+      add_fatbin_size_finding(lib, findings);
+      work[i].fatbin.reset();  // the entries are not needed any more
+    } else if (!work[i].fatbin_error.empty()) {
+      findings.push_back(make(FindingId::unreadable_file, path, work[i].fatbin_error));
     }
     report.libraries.push_back(std::move(lib));
     facts_of.push_back(entry.facts);
@@ -467,6 +548,67 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     add_resolution_evidence(driver, f.evidence);
     findings.push_back(std::move(f));
   }
+  // The driver bridge: the host's kernel module against the libcuda a process here would load,
+  // and every libcuda copy where the loader (or a compat setup) could find one.
+  {
+    std::vector<std::string> folders;
+    auto add = [&](const std::string& d) {
+      if (!d.empty() && std::find(folders.begin(), folders.end(), d) == folders.end()) folders.push_back(d);
+    };
+    for (std::size_t start = 0; start <= env.ld_library_path.size();) {
+      std::size_t end = env.ld_library_path.find(':', start);
+      if (end == std::string::npos) end = env.ld_library_path.size();
+      add(env.ld_library_path.substr(start, end - start));
+      start = end + 1;
+    }
+    if (env.cache)
+      for (const auto& e : env.cache->entries)
+        if (e.soname.rfind("libcuda.so", 0) == 0) add(fs::path(e.path).parent_path().string());
+    for (const auto& d : env.default_dirs) add(d);
+    for (const auto& d : host.driver_folders) add(d);
+    DriverBridgeInput bridge;
+    bridge.kernel_version_text = host.kernel_version_text;
+    bridge.kernel_version_source = host.kernel_version_source;
+    bridge.libcuda = find_libcuda_copies(folders, driver.found() ? driver.path : "", mount_points(host.mountinfo_text));
+    bridge.nvml_driver_version = host.nvml_driver_version;
+    bridge.gpu_name = host.gpu_name;
+    for (auto& f : driver_bridge_findings(bridge)) findings.push_back(std::move(f));
+    if (host.kernel_version_text)
+      if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
+        report.driver.kernel_module = k->version.text;
+        report.driver.open_module = k->open;
+      }
+    for (const auto& c : bridge.libcuda) {
+      if (c.in_use) report.driver.libcuda_in_use = c.real_path;
+      auto v = libcuda_file_version(fs::path(c.real_path).filename().string());
+      report.driver.libcuda_copies.push_back(c.path + (c.real_path != c.path ? " -> " + c.real_path : "") + " (" +
+                                             (v ? v->text : "version unknown") + ")" + (c.bind_mounted ? " [bind-mounted]" : "") +
+                                             (c.in_use ? " [in use]" : ""));
+    }
+  }
+
+  // Triton, in any scanned folder that is (or holds) the triton package.
+  {
+    std::set<std::string> seen;
+    const std::function<const char*(const char*)> no_env = [](const char*) -> const char* { return nullptr; };
+    for (const auto& p : paths) {
+      auto pkg = find_triton_package(p);
+      if (!pkg || !seen.insert(fs::weakly_canonical(*pkg).string()).second) continue;
+      const TritonInput in = read_triton_input(*pkg, sm, host.getenv ? host.getenv : no_env, env.cache ? &*env.cache : nullptr,
+                                               env.ld_library_path, env.default_dirs, driver.found());
+      TritonReport t = triton_findings(in);
+      TritonSummary summary;
+      summary.package_dir = in.package_dir;
+      summary.version = in.version;
+      summary.ptxas = t.ptxas_path;
+      summary.ptxas_version = t.ptxas_version ? t.ptxas_version->full : "";
+      summary.libcuda_dirs = t.libcuda_dirs;
+      summary.libcuda_how = t.libcuda_how;
+      report.tritons.push_back(std::move(summary));
+      for (auto& f : t.findings) findings.push_back(std::move(f));
+    }
+  }
+
   if (sm_source == "assumed") {
     findings.push_back(make(FindingId::sm_assumed, "sm_" + std::to_string(sm),
                             "no nvidia-smi answered: coverage is checked for sm_" + std::to_string(sm)));

@@ -126,7 +126,7 @@ std::string render_html(const std::vector<LoadedReport>& reports) {
   for (const auto* r : procs)
     for (const auto& f : r->doc["findings"])
       for (const auto& s : f["sites"])
-        sites.emplace_back(s.value("where", "?"), s.value("blocked_ns", 0ull) / 1e6,
+        sites.emplace_back(site_where(s), s.value("blocked_ns", 0ull) / 1e6,
                            fmt::format("{:.2f} ms, {} calls, {}", s.value("blocked_ns", 0ull) / 1e6, s.value("count", 0ull),
                                        f.value("id", "")));
   std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return std::get<1>(a) > std::get<1>(b); });
@@ -155,7 +155,7 @@ std::string render_html(const std::vector<LoadedReport>& reports) {
     for (const auto& f : r->doc["findings"])
       h += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f} ms</td><td>{}</td></tr>",
                        esc(label_of(r->doc)), esc(f.value("severity", "")), esc(f.value("severity", "")), esc(f.value("id", "")),
-                       esc(f["sites"].empty() ? std::string("(process-wide)") : f["sites"][0].value("where", "")),
+                       esc(f["sites"].empty() ? std::string("(process-wide)") : site_where(f["sites"][0])),
                        f.value("count", 0ull), f.value("blocked_ns", 0ull) / 1e6, esc(f.value("fix", "")));
     for (const auto& f : r->doc["library_findings"])
       h += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td></td><td></td><td>{}</td></tr>",

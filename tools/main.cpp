@@ -9,6 +9,7 @@
 
 #include "policy/policy.h"
 #include "policy/sync_rules.h"
+#include "symbols/findings.h"
 #include "shim/hook_catalog.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
@@ -57,8 +58,10 @@ int cmd_hooks(bool names_only, bool markdown) {
                                              "calls, errors; total capped by the policy",
                                              "calls, errors; launches on the legacy default stream",
                                              "calls, errors; CU_CTX_BLOCKING_SYNC noted",
-                                             "calls, errors; blocking streams noted"};
-    static_assert(std::size(kKinds) == static_cast<size_t>(RecKind::STREAM) + 1, "one text per RecKind");
+                                             "calls, errors; blocking streams noted",
+                                             "calls, errors; image noted in the module log (kind, bytes, coverage, load time)",
+                                             "calls, errors; the driver's CUDA version kept for the live rules"};
+    static_assert(std::size(kKinds) == static_cast<size_t>(RecKind::DRVVER) + 1, "one text per RecKind");
     static constexpr const char* kTiming[] = {"none", "blocking (wall time, blocked_ns)", "timed (time_ns)"};
     const char* rec = kKinds[static_cast<int>(h.kind)];
     const char* tim = kTiming[static_cast<int>(h.timing)];
@@ -152,6 +155,10 @@ int main(int argc, char** argv) {
   doctor_cmd->add_flag("--json", doctor.json, "print the findings and libraries as JSON");
   doctor_cmd->add_option("--sm", doctor.sm, "GPU compute capability to check fatbins for: 90, 9.0 or sm_90 (default: nvidia-smi, else 90)");
   doctor_cmd->add_option("paths", doctor.paths, "ELF files, folders, or a site-packages folder")->required();
+  doctor_cmd->add_option("--driver-version-file", doctor.driver_version_file,
+                         "the kernel module's version file to check the driver bridge against (default /proc/driver/nvidia/version)");
+  doctor_cmd->add_option("--mountinfo", doctor.mountinfo_file, "mount table telling host bind-mounts (default /proc/self/mountinfo)");
+  doctor_cmd->add_option("--jobs", doctor.jobs, "files examined at once (default: one per core, at most 16)");
 
   CLI11_PARSE(app, argc, argv);
   if (*doctor_cmd) return cudashim::tools::run_doctor(doctor);
@@ -160,7 +167,14 @@ int main(int argc, char** argv) {
   if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
   if (*options_cmd) return cmd_options(options_md);
   if (*findings_cmd) {
-    std::cout << cudashim::policy::findings_markdown();
+    // Two tables: the job's behavior (policy/findings.def), and its libraries,
+    // driver and device code (symbols/findings.def: doctor and the live inventory).
+    std::cout << "## Synchronization and memory (policy/findings.def)\n\n" << cudashim::policy::findings_markdown();
+    std::cout << "\n## Libraries, driver and device code (symbols/findings.def)\n\n"
+              << "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
+    for (const auto& f : cudashim::symbols::kFindings)
+      std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.name, cudashim::symbols::severity_name(f.severity), f.title,
+                               f.advice);
     return 0;
   }
   if (*policy_check) return cmd_policy_check(policy_file);

@@ -1,11 +1,19 @@
 // report_reader.cpp: load and summarize per-process reports.
 #include "tools/report_reader.h"
 
+#include <cxxabi.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+
+#include "symbols/debug_lines.h"
+#include "symbols/symtab.h"
 
 namespace fs = std::filesystem;
 
@@ -46,6 +54,101 @@ std::string cu_error_name(uint64_t code) {
   }
 }
 
+// A module file as it is at report time, opened once per `cudashim report`.
+struct ModuleNow {
+  bool exists = false;
+  std::string error;  // why its symbols or lines cannot be read ("" when they can)
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  std::optional<symbols::DebugLines> lines;
+  std::vector<symbols::FunctionSymbol> functions;
+};
+
+const ModuleNow& module_now(const std::string& path) {
+  static std::map<std::string, ModuleNow> cache;
+  auto [it, fresh] = cache.try_emplace(path);
+  ModuleNow& m = it->second;
+  if (!fresh) return m;
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return m;
+  m.exists = true;
+  m.size = static_cast<uint64_t>(st.st_size);
+  m.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  auto lines = symbols::DebugLines::open(path);
+  if (!lines.ok()) {
+    m.error = lines.error();
+    return m;
+  }
+  m.lines.emplace(std::move(lines).value());
+  // A separate debug file keeps the full .symtab that the installed file was stripped of.
+  const std::string& dbg = m.lines->debug_file();
+  if (auto fns = symbols::read_function_symbols(!dbg.empty() && dbg != path ? dbg : path); fns.ok() && !fns.value().empty())
+    m.functions = std::move(fns).value();
+  else if (auto own = symbols::read_function_symbols(path); own.ok())
+    m.functions = std::move(own).value();
+  return m;
+}
+
+std::string demangled(const std::string& name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  std::string out = status == 0 && d != nullptr ? d : name;
+  std::free(d);
+  return out;
+}
+
+// One recorded frame {file, address, build_id, size, mtime_ns} against the file now.
+nlohmann::json resolve_frame(const nlohmann::json& frame) {
+  using nlohmann::json;
+  json out = {{"status", "unknown"}, {"text", "?"}, {"function", nullptr}, {"file", nullptr},
+              {"line", nullptr},     {"column", nullptr}, {"debug_file", nullptr}};
+  if (!frame.is_object() || !frame.contains("file") || !frame["file"].is_string() || !frame.contains("address") ||
+      !frame["address"].is_number_unsigned())
+    return out;
+  const std::string path = frame["file"].get<std::string>();
+  const uint64_t address = frame["address"].get<uint64_t>();
+  const std::string base = fs::path(path).filename().string();
+  const std::string raw = fmt::format("{}+{:#x}", base, address);
+  const ModuleNow& m = module_now(path);
+  auto no_line = [&](const char* status, const std::string& why) {
+    out["status"] = status;
+    out["text"] = fmt::format("{} ({}; no source line)", raw, why);
+    return out;
+  };
+  if (!m.exists) return no_line("missing", fmt::format("{} is gone since the run", path));
+  if (!m.lines) return no_line("unreadable", m.error);
+  const std::string rec_id = frame.value("build_id", "");
+  const uint64_t rec_size = frame.value("size", 0ull);
+  const int64_t rec_mtime = frame.value("mtime_ns", int64_t{0});
+  if (!rec_id.empty() && rec_id != m.lines->build_id())
+    return no_line("changed", fmt::format("{} changed since the run: build-id {} then, {} now", path, rec_id,
+                                          m.lines->build_id().empty() ? "none" : m.lines->build_id()));
+  if (rec_id.empty() && rec_size != 0 && (rec_size != m.size || rec_mtime != m.mtime_ns))
+    return no_line("changed", fmt::format("{} changed since the run: size or modification time differ", path));
+  // The call is the instruction before the return address.
+  const uint64_t pc = address > 0 ? address - 1 : 0;
+  std::string func, at = raw;
+  if (const auto* f = symbols::function_at(m.functions, pc)) {
+    func = demangled(f->name);
+    out["function"] = func;
+    at = fmt::format("{}!{}+{:#x}", base, func, address - f->value);
+  }
+  const auto line = m.lines->line_at(pc);
+  if (!line) {
+    out["status"] = func.empty() ? "address" : "function";
+    out["text"] = m.lines->has_dwarf() ? fmt::format("{} (no line table covers it)", at)
+                                       : fmt::format("{} (no debug info)", at);
+    return out;
+  }
+  out["status"] = "line";
+  out["file"] = line->file;
+  out["line"] = line->line;
+  if (line->column > 0) out["column"] = line->column;
+  out["debug_file"] = m.lines->debug_file();
+  out["text"] = fmt::format("{}:{} ({})", line->file, line->line, func.empty() ? raw : fmt::format("{} in {}", func, base));
+  return out;
+}
+
 void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std::string>& problems) {
   std::ifstream f(p);
   if (!f) {
@@ -66,10 +169,35 @@ void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std
                                    doc.value("schema", "none")));
     return;
   }
+  resolve_native_sites(doc);
   out.push_back({p.string(), std::move(doc)});
 }
 
 }  // namespace
+
+void resolve_native_sites(nlohmann::json& doc) {
+  if (!doc.contains("findings") || !doc["findings"].is_array()) return;
+  for (auto& f : doc["findings"]) {
+    if (!f.is_object() || !f.contains("sites") || !f["sites"].is_array()) continue;
+    for (auto& site : f["sites"]) {
+      if (!site.is_object()) continue;
+      if (site.contains("where_frame") && site["where_frame"].is_object())
+        site["where_source"] = resolve_frame(site["where_frame"]);
+      if (site.contains("frames") && site["frames"].is_array()) {
+        nlohmann::json texts = nlohmann::json::array();
+        for (const auto& fr : site["frames"]) texts.push_back(resolve_frame(fr)["text"]);
+        site["native_source"] = std::move(texts);
+      }
+    }
+  }
+}
+
+std::string site_where(const nlohmann::json& site) {
+  if (site.contains("where_source") && site["where_source"].is_object() && site["where_source"].contains("text") &&
+      site["where_source"]["text"].is_string())
+    return site["where_source"]["text"].get<std::string>();
+  return site.value("where", "?");
+}
 
 std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems) {
   std::vector<LoadedReport> out;
@@ -147,6 +275,14 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (size_t i = 0; i < blocked.size() && i < 5; ++i)
       out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), blocked[i].second,
                          api[blocked[i].second].value("calls", 0ull));
+    const auto& findings = d.value("findings", nlohmann::json::array());
+    for (const auto& f : findings) {
+      if (!f.is_object()) continue;
+      const auto& sites = f.value("sites", nlohmann::json::array());
+      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}\n", f.value("severity", "") == "info" ? "" : yellow,
+                         f.value("id", "?"), reset, f.value("count", 0ull), human_ns(f.value("blocked_ns", 0ull)),
+                         sites.empty() || !sites[0].is_object() ? std::string("(process-wide)") : site_where(sites[0]));
+    }
     const auto& mem = d.value("memory", nlohmann::json::object());
     for (const auto& dev : mem.value("devices", nlohmann::json::array()))
       out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.value("device", 0),

@@ -16,6 +16,17 @@ struct LoadedReport {
 // naming the file and what is wrong.
 std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems);
 
+// Resolves the native call sites of every finding (findings[].sites[].where_frame and
+// frames[], recorded by the shim as file + link-time address + build-id) against the
+// files as they are now: adds where_source {status, text, function, file, line, column,
+// debug_file} and native_source (one text per frame). A file that is gone or changed
+// since the run gets status missing/changed and no line. load_reports calls it.
+void resolve_native_sites(nlohmann::json& doc);
+
+// The text of a call site for people: the resolved source line when there is one,
+// else the recorded `where`.
+std::string site_where(const nlohmann::json& site);
+
 // Returns the human summary of `reports`: one block per process, findings first.
 std::string render_summary(const std::vector<LoadedReport>& reports, bool color);
 
