@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the whole test suite, as CI runs it. Installs what is missing, builds
 # against both CUDA header sets (13.0 from /usr/local/cuda, 12.9 from the wheel in
-# .deps/), runs CTest on each. Ends with CTest's summary; exits non-zero on any failure.
+# .deps/), runs CTest on each (the 13.0 tree also runs the libFuzzer targets, label fuzz),
+# then a test-only tree under ASan+UBSan. Ends with the last CTest summary; exits
+# non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -12,4 +14,22 @@ echo "== CTest, CUDA 12.9 headers (build-cu129) =="
 (cd build-cu129 && ctest --output-on-failure -j"$(nproc)") || status=1
 echo "== CTest, CUDA 13.0 headers (build) =="
 (cd build && ctest --output-on-failure -j"$(nproc)") || status=1
+
+# The sanitizer tree (test-only; nothing in it ships): the CLI and the test programs under
+# ASan+UBSan (the preload library stays plain: it goes into processes that are not
+# instrumented), running the unit, CLI and preload tests but the long load ones. ASan
+# leaves the fatal signals to the flight recorder (the crash tests compare each end with
+# the program's own); LeakSanitizer is off: its tracer crashes in a process that calls
+# exit() while threads are inside the shim (docs/reliability.md).
+echo "== ASan+UBSan: the CLI and the test programs (build-asan) =="
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+[ -f build-asan/CMakeCache.txt ] || cmake -S . -B build-asan "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCUDASHIM_CUDA_INCLUDE=/usr/local/cuda/include -DCUDASHIM_SANITIZE=ON >/dev/null
+if cmake --build build-asan -j"$(nproc)"; then
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 \
+    ctest --output-on-failure -j"$(nproc)" -L 'unit|preload' -LE 'load|realbin|gpu') || status=1
+else
+  status=1
+fi
 exit $status

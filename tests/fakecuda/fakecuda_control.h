@@ -9,6 +9,7 @@
  *   FAKECUDA_DRIVER_VERSION  what cuDriverGetVersion reports         (default 13000)
  *   FAKECUDA_SYNC_DELAY_US   initial delay of synchronizing calls    (default 0)
  *   FAKECUDA_FAIL_SYNC_WITH  a CUresult every synchronizing call returns (default: none)
+ *   FAKECUDA_KERNEL_US       how long every launched kernel runs     (default 0: kernels end at once)
  *
  * Programs that dlopen the driver resolve these with dlsym; the typedefs below name their types.
  */
@@ -37,6 +38,21 @@ void fakecuda_reset_counts(void);
  * double does not export. */
 void* fakecuda_entry_point(const char* exact_abi_name);
 
+/* Every kernel launched from now on runs `ns` nanoseconds on its stream's timeline (0: kernels end at
+ * once). Non-blocking streams have their own timeline; the legacy stream, the per-thread default streams
+ * and blocking streams share one. Events recorded on a stream complete when its timeline's last kernel
+ * ends (cuEventQuery answers CUDA_ERROR_NOT_READY before); stream, event and context synchronization,
+ * and cuMemFree*, wait for it. A kernel named "fakecuda_writer" (any module) with kernelParams
+ * {CUdeviceptr*, size_t*, unsigned char*} keeps storing that byte over that many bytes of that buffer
+ * until it ends, as a real kernel writes device memory. */
+void fakecuda_set_kernel_ns(uint64_t ns);
+
+/* Nanoseconds until the last running "fakecuda_writer" kernel whose buffer contains `p` ends; 0 when no
+ * kernel writes there. */
+uint64_t fakecuda_pending_write_ns(uint64_t p);
+
+typedef void (*fakecuda_set_kernel_ns_fn)(uint64_t ns);
+typedef uint64_t (*fakecuda_pending_write_ns_fn)(uint64_t p);
 typedef void (*fakecuda_set_sync_delay_ns_fn)(uint64_t ns);
 typedef uint64_t (*fakecuda_call_count_fn)(const char* exact_abi_name);
 typedef void (*fakecuda_reset_counts_fn)(void);

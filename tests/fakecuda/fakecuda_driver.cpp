@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/mman.h>
@@ -32,10 +33,13 @@ struct CUctx_st {
 struct CUstream_st {
   unsigned flags;
   int priority;
+  CUcontext ctx = nullptr;                // current context at creation (cuStreamGetCtx)
+  std::atomic<int64_t> busy_until{0};     // non-blocking streams: when their last kernel ends
 };
 struct CUevent_st {
   unsigned flags;
   std::atomic<int64_t> recorded_ns{-1};  // steady-clock time of the last cuEventRecord, -1 before
+  std::atomic<int64_t> complete_at{0};   // when the work it follows ends (fakecuda_set_kernel_ns)
 };
 struct CUfunc_st {
   std::string name;
@@ -211,9 +215,13 @@ CUresult alloc_device(CUdeviceptr* out, size_t bytes, MemKind kind, bool low = f
   return CUDA_SUCCESS;
 }
 
-// Frees a device-side allocation by its start address; 0 is a no-op.
+void wait_device_idle();
+
+// Frees a device-side allocation by its start address; 0 is a no-op. Like the real
+// cuMemFree, it first waits for the device's running kernels.
 CUresult free_device(CUdeviceptr dptr) {
   if (dptr == 0) return CUDA_SUCCESS;
+  wait_device_idle();
   State& s = st();
   Range r{};
   {
@@ -440,6 +448,7 @@ bool is_special_stream(CUstream s) { return s == nullptr || s == CU_STREAM_LEGAC
 CUresult stream_create(CUstream* ph, unsigned flags, int priority) {
   if (ph == nullptr) return CUDA_ERROR_INVALID_VALUE;
   *ph = new CUstream_st{flags, priority};
+  (*ph)->ctx = t_ctx_stack.empty() ? nullptr : t_ctx_stack.back();
   return CUDA_SUCCESS;
 }
 
@@ -460,9 +469,112 @@ int64_t now_ns() {
       .count();
 }
 
-CUresult event_record(CUevent e) {
+// ---- kernels that take time (fakecuda_set_kernel_ns). Timelines: one per non-blocking
+// stream, one shared by the legacy stream, the per-thread default streams and blocking
+// streams (conservative for the latter: the real ones only wait for the legacy stream).
+std::atomic<int64_t> g_kernel_ns{0};
+std::atomic<int64_t> g_blocking_busy{0};  // end of the last kernel on the shared timeline
+std::atomic<int64_t> g_max_busy{0};       // end of the last kernel anywhere
+
+bool is_non_blocking(CUstream s) { return !is_special_stream(s) && (s->flags & CU_STREAM_NON_BLOCKING) != 0; }
+std::atomic<int64_t>& timeline_of(CUstream s) { return is_non_blocking(s) ? s->busy_until : g_blocking_busy; }
+
+void sleep_until_ns(int64_t t) {
+  if (t <= 0) return;  // no kernel ever took time: no clock read
+  for (int64_t now = now_ns(); now < t; now = now_ns()) {
+    const int64_t left = t - now;
+    timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+// Kernels named "fakecuda_writer" keep writing their byte value over their buffer until
+// they end, as a real kernel would: params {CUdeviceptr*, size_t*, unsigned char*}.
+struct Writer {
+  uintptr_t start;
+  size_t size;
+  int64_t end;
+};
+std::mutex g_writers_mu;
+std::vector<Writer> g_writers;
+std::atomic<int> g_active_writers{0};
+
+void start_writer(CUdeviceptr p, size_t n, unsigned char v, int64_t end) {
+  {
+    std::lock_guard<std::mutex> lock(g_writers_mu);
+    g_writers.push_back({static_cast<uintptr_t>(p), n, end});
+  }
+  g_active_writers.fetch_add(1);
+  std::thread([p, n, v, end] {
+    while (now_ns() < end) {
+      std::memset(as_ptr(p), v, n);
+      timespec ts{0, 100000};
+      nanosleep(&ts, nullptr);
+    }
+    {
+      std::lock_guard<std::mutex> lock(g_writers_mu);
+      for (auto it = g_writers.begin(); it != g_writers.end(); ++it)
+        if (it->start == static_cast<uintptr_t>(p) && it->end == end) {
+          g_writers.erase(it);
+          break;
+        }
+    }
+    g_active_writers.fetch_sub(1);
+  }).detach();
+}
+
+// True when every writer kernel that ends by `t` has made its last store.
+bool writers_done_by(int64_t t) {
+  std::lock_guard<std::mutex> lock(g_writers_mu);
+  for (const Writer& w : g_writers)
+    if (w.end <= t) return false;
+  return true;
+}
+
+// An event is complete once its timeline reached it and the kernels before it stopped storing.
+bool event_complete(CUevent e) {
+  const int64_t t = e->complete_at.load();
+  return now_ns() >= t && writers_done_by(t);
+}
+void event_wait(CUevent e) {
+  sleep_until_ns(e->complete_at.load());
+  while (!writers_done_by(e->complete_at.load())) {
+    timespec ts{0, 50000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+// Waits for every kernel (cuCtxSynchronize, and the implicit sync of cuMemFree).
+void wait_device_idle() {
+  sleep_until_ns(g_max_busy.load());
+  while (g_active_writers.load() != 0) {
+    timespec ts{0, 50000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+CUresult launch(CUfunction f, CUstream stream = nullptr, void** params = nullptr) {
+  if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+  const int64_t dur = g_kernel_ns.load(std::memory_order_relaxed);
+  if (dur <= 0) return CUDA_SUCCESS;
+  std::atomic<int64_t>& tl = timeline_of(stream);
+  int64_t cur = tl.load(), end = 0;
+  do {
+    end = (cur > now_ns() ? cur : now_ns()) + dur;
+  } while (!tl.compare_exchange_weak(cur, end));
+  int64_t m = g_max_busy.load();
+  while (m < end && !g_max_busy.compare_exchange_weak(m, end)) {
+  }
+  if (f->name == "fakecuda_writer" && params != nullptr && params[0] && params[1] && params[2])
+    start_writer(*static_cast<CUdeviceptr*>(params[0]), *static_cast<size_t*>(params[1]),
+                 *static_cast<unsigned char*>(params[2]), end);
+  return CUDA_SUCCESS;
+}
+
+CUresult event_record(CUevent e, CUstream stream = nullptr) {
   if (e == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   e->recorded_ns.store(now_ns(), std::memory_order_relaxed);
+  e->complete_at.store(timeline_of(stream).load(), std::memory_order_relaxed);
   return CUDA_SUCCESS;
 }
 
@@ -477,10 +589,8 @@ CUresult event_elapsed(float* ms, CUevent start, CUevent end) {
   return CUDA_SUCCESS;
 }
 
-CUresult launch(CUfunction f) { return f == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS; }
-
-CUresult launch_ex(const CUlaunchConfig* config, CUfunction f) {
-  return config == nullptr ? CUDA_ERROR_INVALID_VALUE : launch(f);
+CUresult launch_ex(const CUlaunchConfig* config, CUfunction f, void** params) {
+  return config == nullptr ? CUDA_ERROR_INVALID_VALUE : launch(f, config->hStream, params);
 }
 
 // ---------------------------------------------------------------- memory pools, VMM, IPC
@@ -591,6 +701,11 @@ const ErrorText* find_error(CUresult e) {
 // Reads FAKECUDA_SYNC_DELAY_US when the library loads.
 __attribute__((constructor)) void load_sync_delay() {
   g_sync_delay_ns.store(env_u64("FAKECUDA_SYNC_DELAY_US", 0) * 1000u, std::memory_order_relaxed);
+}
+
+// Reads FAKECUDA_KERNEL_US when the library loads.
+__attribute__((constructor)) void load_kernel_time() {
+  g_kernel_ns.store(static_cast<int64_t>(env_u64("FAKECUDA_KERNEL_US", 0) * 1000u), std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -719,10 +834,10 @@ FC_ENTRY(cuCtxPushCurrent_v2, (CUcontext ctx), ctx_push(ctx))
 FC_ENTRY(cuCtxPopCurrent, (CUcontext* pctx), ctx_pop(pctx))
 FC_ENTRY(cuCtxPopCurrent_v2, (CUcontext* pctx), ctx_pop(pctx))
 FC_ENTRY(cuCtxGetDevice, (CUdevice* device), ctx_get_device(device, nullptr))
-FC_ENTRY(cuCtxSynchronize, (void), synced(CUDA_SUCCESS))
+FC_ENTRY(cuCtxSynchronize, (void), (wait_device_idle(), synced(CUDA_SUCCESS)))
 #if CUDA_VERSION >= 13000
 FC_ENTRY(cuCtxGetDevice_v2, (CUdevice* device, CUcontext ctx), ctx_get_device(device, ctx))
-FC_ENTRY(cuCtxSynchronize_v2, (CUcontext ctx), synced(CUDA_SUCCESS))
+FC_ENTRY(cuCtxSynchronize_v2, (CUcontext ctx), (wait_device_idle(), synced(CUDA_SUCCESS)))
 #endif
 
 // ================================================================ export tables, errors
@@ -978,15 +1093,27 @@ FC_ENTRY(cuStreamCreateWithPriority, (CUstream* phStream, unsigned int flags, in
          stream_create(phStream, flags, priority))
 FC_ENTRY(cuStreamDestroy, (CUstream hStream), stream_destroy(hStream))
 FC_ENTRY(cuStreamDestroy_v2, (CUstream hStream), stream_destroy(hStream))
-FC_ENTRY_PT(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream), synced(CUDA_SUCCESS))
-FC_ENTRY_PT(cuStreamQuery, cuStreamQuery_ptsz, (CUstream hStream), CUDA_SUCCESS)
+FC_ENTRY_PT(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream),
+            (sleep_until_ns(timeline_of(hStream).load()), synced(CUDA_SUCCESS)))
+FC_ENTRY_PT(cuStreamQuery, cuStreamQuery_ptsz, (CUstream hStream),
+            now_ns() < timeline_of(hStream).load() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS)
+FC_ENTRY_PT(cuStreamGetCtx, cuStreamGetCtx_ptsz, (CUstream hStream, CUcontext* pctx),
+         pctx == nullptr ? CUDA_ERROR_INVALID_VALUE
+                         : (*pctx = is_special_stream(hStream) ? (t_ctx_stack.empty() ? nullptr : t_ctx_stack.back())
+                                                               : hStream->ctx,
+                            CUDA_SUCCESS))
 FC_ENTRY_PT(cuStreamWaitEvent, cuStreamWaitEvent_ptsz, (CUstream hStream, CUevent hEvent, unsigned int Flags),
             hEvent == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS)
 FC_ENTRY(cuEventCreate, (CUevent* phEvent, unsigned int Flags),
          phEvent == nullptr ? CUDA_ERROR_INVALID_VALUE : (*phEvent = new CUevent_st{Flags}, CUDA_SUCCESS))
-FC_ENTRY_PT(cuEventRecord, cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), event_record(hEvent))
-FC_ENTRY(cuEventSynchronize, (CUevent hEvent), synced(hEvent == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS))
-FC_ENTRY(cuEventQuery, (CUevent hEvent), hEvent == nullptr ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS)
+FC_ENTRY_PT(cuEventRecord, cuEventRecord_ptsz, (CUevent hEvent, CUstream hStream), event_record(hEvent, hStream))
+FC_ENTRY(cuEventSynchronize, (CUevent hEvent),
+         synced(hEvent == nullptr ? CUDA_ERROR_INVALID_HANDLE
+                                  : (event_wait(hEvent), CUDA_SUCCESS)))
+FC_ENTRY(cuEventQuery, (CUevent hEvent),
+         hEvent == nullptr                            ? CUDA_ERROR_INVALID_HANDLE
+         : !event_complete(hEvent)                    ? CUDA_ERROR_NOT_READY
+                                                      : CUDA_SUCCESS)
 FC_ENTRY(cuEventDestroy, (CUevent hEvent), event_destroy(hEvent))
 FC_ENTRY(cuEventDestroy_v2, (CUevent hEvent), event_destroy(hEvent))
 FC_ENTRY(cuEventElapsedTime, (float* pMilliseconds, CUevent hStart, CUevent hEnd),
@@ -1090,14 +1217,14 @@ FC_ENTRY_PT(cuLaunchKernel, cuLaunchKernel_ptsz,
             (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
              unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
              void** kernelParams, void** extra),
-            launch(f))
+            launch(f, hStream, kernelParams))
 FC_ENTRY_PT(cuLaunchKernelEx, cuLaunchKernelEx_ptsz,
-            (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra), launch_ex(config, f))
+            (const CUlaunchConfig* config, CUfunction f, void** kernelParams, void** extra), launch_ex(config, f, kernelParams))
 FC_ENTRY_PT(cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz,
             (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
              unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
              void** kernelParams),
-            launch(f))
+            launch(f, hStream, kernelParams))
 FC_ENTRY_PT(cuGraphLaunch, cuGraphLaunch_ptsz, (CUgraphExec hGraphExec, CUstream hStream),
             hGraphExec == nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS)
 
@@ -1156,4 +1283,21 @@ FC_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary libra
   if (!slot) slot.reset(new CUkern_st{name});
   *pKernel = slot.get();
   return CUDA_SUCCESS;
+}
+
+// ================================================================ control: kernels that take time
+FC_EXPORT void fakecuda_set_kernel_ns(uint64_t ns) { g_kernel_ns.store(static_cast<int64_t>(ns)); }
+
+FC_EXPORT uint64_t fakecuda_pending_write_ns(uint64_t p) {
+  const int64_t now = now_ns();
+  int64_t last = now;
+  std::lock_guard<std::mutex> lock(g_writers_mu);
+  bool any = false;
+  for (const Writer& w : g_writers)
+    if (p >= w.start && p < w.start + w.size) {
+      any = true;
+      if (w.end > last) last = w.end;
+    }
+  // A writer past its end that has not made its last store yet still counts (1 ns).
+  return any && last == now ? 1 : static_cast<uint64_t>(last - now);
 }

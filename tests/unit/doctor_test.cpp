@@ -270,3 +270,96 @@ TEST_CASE("doctor: --sm accepts the usual spellings", "[doctor]") {
   CHECK(parse_compute_capability("9.0.1") == 0);
   CHECK(parse_compute_capability("-90") == 0);
 }
+
+// --- issue 11: the driver bridge and Triton's toolchain, through doctor
+
+TEST_CASE("doctor: the image's own libcuda against the host's kernel module", "[doctor][driver_bridge]") {
+  TempDir t;
+  // The image ships libcuda 575.57.08 (first on LD_LIBRARY_PATH); the host mounted 580.95.05.
+  const fs::path image = fake_lib(t / "image", "libcuda.so.575.57.08", "int cuInit(unsigned f) { return 0; }\n");
+  fs::create_symlink("libcuda.so.575.57.08", t / "image/libcuda.so.1");
+  const fs::path host_lib = fake_lib(t / "host", "libcuda.so.580.95.05", "int cuInit(unsigned f) { return 0; }\n");
+  fs::create_symlink("libcuda.so.580.95.05", t / "host/libcuda.so.1");
+  const fs::path app = fake_lib(t / "app", "libapp.so", "int cuInit(unsigned);\nint go(void) { return cuInit(0); }\n", "",
+                                "-L" + q(t / "image") + " -l:libcuda.so.1");
+  HostFacts host;
+  host.kernel_version_text = "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (dvs-builder@x)\n";
+  host.kernel_version_source = "/proc/driver/nvidia/version";
+  host.mountinfo_text = "640 622 259:1 / " + fs::canonical(host_lib).string() + " ro,nosuid - ext4 /dev/nvme0n1p1 rw\n";
+  host.driver_folders = {(t / "host").string()};
+  const DoctorReport r = diagnose({app.string()}, 90, "--sm", bare((t / "image").string()), {}, host);
+  auto mismatch = with_id(r, "driver-user-kernel-mismatch");
+  REQUIRE(mismatch.size() == 1);
+  const std::string text = all_evidence(*mismatch[0]);
+  INFO(text);
+  CHECK(text.find("kernel module 580.95.05 but user-mode libcuda 575.57.08") != std::string::npos);
+  CHECK(text.find(fs::canonical(image).string()) != std::string::npos);
+  auto copies = with_id(r, "libcuda-multiple-copies");
+  REQUIRE(copies.size() == 1);
+  CHECK(all_evidence(*copies[0]).find("[bind-mounted from the host] [matches the kernel module]") != std::string::npos);
+  CHECK(r.exit_code() == 2);
+  auto j = nlohmann::json::parse(render_doctor_json(r));
+  CHECK(j["driver"]["kernel_module"] == "580.95.05");
+  CHECK(j["driver"]["open_kernel_module"] == true);
+  CHECK(j["driver"]["libcuda_in_use"] == fs::canonical(image).string());
+  SECTION("with the host's copy first, all is well") {
+    const DoctorReport ok = diagnose({app.string()}, 90, "--sm", bare((t / "host").string()), {}, host);
+    CHECK(with_id(ok, "driver-user-kernel-mismatch").empty());
+  }
+  SECTION("on a host without the kernel module (no /proc file) nothing is said about the bridge") {
+    HostFacts cpu = host;
+    cpu.kernel_version_text.reset();
+    const DoctorReport quiet = diagnose({app.string()}, 90, "--sm", bare((t / "image").string()), {}, cpu);
+    CHECK(with_id(quiet, "driver-user-kernel-mismatch").empty());
+    CHECK(with_id(quiet, "libcuda-multiple-copies").size() == 1);  // two releases are still two releases
+  }
+}
+
+TEST_CASE("doctor: Triton in a scanned site-packages", "[doctor][triton]") {
+  FakeWheels w;
+  const fs::path bin = w.sp / "triton/backends/nvidia/bin";
+  fs::create_directories(bin);
+  write_text(bin / "ptxas", "#!/bin/sh\necho 'Cuda compilation tools, release 12.4, V12.4.131'\n");
+  fs::permissions(bin / "ptxas", fs::perms::owner_all);
+  write_text(w.sp / "triton/backends/nvidia/driver.py", "libraries = ['libcuda.so.1']\n");
+  fs::create_directories(w.sp / "triton-3.1.0.dist-info");
+  SECTION("an sm_100 GPU: the bundled ptxas (CUDA 12.4) cannot target it") {
+    const DoctorReport r = diagnose({w.sp.string()}, 100, "--sm", bare());
+    auto bad = with_id(r, "triton-ptxas-unsupported-sm");
+    REQUIRE(bad.size() == 1);
+    CHECK(bad[0]->message.find("sm_100 needs ptxas from CUDA 12.8 or newer; set TRITON_PTXAS_PATH") != std::string::npos);
+    CHECK(r.exit_code() == 2);
+    REQUIRE(r.tritons.size() == 1);
+    CHECK(r.tritons[0].version == "3.1.0");
+    CHECK(r.tritons[0].ptxas_version == "12.4.131");
+    auto j = nlohmann::json::parse(render_doctor_json(r));
+    CHECK(j["triton"][0]["ptxas"] == (bin / "ptxas").string());
+    CHECK(r.libraries.size() == 2);  // ptxas is a tool, not one of the environment's libraries
+  }
+  SECTION("an sm_90 GPU: only the summary note") {
+    const DoctorReport r = diagnose({w.sp.string()}, 90, "--sm", bare());
+    CHECK(with_id(r, "triton-ptxas-unsupported-sm").empty());
+    CHECK(with_id(r, "triton-toolchain").size() == 1);
+  }
+  SECTION("TRITON_PTXAS_PATH from the environment, read through HostFacts::getenv") {
+    HostFacts host;
+    const std::string bad = (w.t / "no/ptxas").string();
+    host.getenv = [&](const char* n) -> const char* { return std::string(n) == "TRITON_PTXAS_PATH" ? bad.c_str() : nullptr; };
+    const DoctorReport r = diagnose({w.sp.string()}, 90, "--sm", bare(), {}, host);
+    auto env = with_id(r, "triton-env-path-bad");
+    REQUIRE(env.size() == 1);
+    CHECK(env[0]->message.find(bad + " is no such file") != std::string::npos);
+  }
+}
+
+TEST_CASE("doctor: the report does not depend on the number of worker threads", "[doctor]") {
+  FakeWheels w;
+  std::string previous;
+  for (int jobs : {1, 2, 7}) {
+    HostFacts host;
+    host.jobs = jobs;
+    const std::string json = render_doctor_json(diagnose({w.sp.string(), w.old_jit_dir.string()}, 90, "--sm", bare(), {}, host));
+    if (!previous.empty()) CHECK(json == previous);
+    previous = json;
+  }
+}

@@ -1,0 +1,123 @@
+// endings: a process that makes hooked calls on several threads and then ends in the
+// way argv[1] names. tests/preload/endings.py runs each with and without the shim:
+// the end must be the same, and with the shim a complete report must be left.
+//   sigterm T      T threads call hooks forever (syncs the double delays: mostly inside a
+//                  hook); "ready" on stdout; the harness sends SIGTERM
+//   exit_thread T  T threads call hooks forever; thread 0 calls exit(9) after 20000 rounds
+//   throw T        the same, but thread 0 throws an exception nobody catches (terminate -> abort)
+//   nocuda         no CUDA call at all; "ready"; the harness sends SIGTERM
+//   ignored        SIGTERM set to SIG_IGN before any CUDA call: it stays ignored (exit 0)
+//   own            the program's own SIGTERM handler, set before any CUDA call, stays in
+//                  place and runs; it exits with 4
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "driver_api.h"
+
+namespace {
+
+struct Calls {
+  PFN_cuLaunchKernel_v4000 launch;
+  PFN_cuStreamSynchronize_v2000 sync;
+  PFN_cuMemAlloc_v3020 alloc;
+  PFN_cuMemFree_v3020 mfree;
+};
+
+Calls resolve() {
+  static Resolver res(Path::procaddr);
+  Calls c{};
+  c.launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(res.get("cuLaunchKernel", "cuLaunchKernel"));
+  c.sync = reinterpret_cast<PFN_cuStreamSynchronize_v2000>(res.get("cuStreamSynchronize", "cuStreamSynchronize"));
+  c.alloc = reinterpret_cast<PFN_cuMemAlloc_v3020>(res.get("cuMemAlloc", "cuMemAlloc_v2"));
+  c.mfree = reinterpret_cast<PFN_cuMemFree_v3020>(res.get("cuMemFree", "cuMemFree_v2"));
+  return c;
+}
+
+// One round: four hooked calls.
+void round(const Calls& c) {
+  CUdeviceptr p = 0;
+  CHECK_CU(c.alloc(&p, 4096));
+  c.launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+  CHECK_CU(c.sync(nullptr));
+  CHECK_CU(c.mfree(p));
+}
+
+void say(const char* line) {
+  std::printf("%s\n", line);
+  std::fflush(stdout);
+}
+
+[[noreturn]] void park() {
+  for (;;) pause();
+}
+
+// T threads doing rounds forever; thread 0 runs `last` after `rounds` of its own.
+void workers(int threads, long rounds, void (*last)()) {
+  const Calls c = resolve();
+  std::atomic<int> warm{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t)
+    ts.emplace_back([&, t] {
+      for (long i = 0;; ++i) {
+        round(c);
+        if (i == 100) warm.fetch_add(1);
+        if (t == 0 && last != nullptr && i == rounds) last();
+      }
+    });
+  while (warm.load() < threads) usleep(1000);
+  say("ready");
+  park();
+}
+
+void own_handler(int) {
+  const char msg[] = "endings: the program's own SIGTERM handler ran\n";
+  (void)!write(2, msg, sizeof msg - 1);
+  exit(4);  // a normal exit: the shim's destructor writes the report
+}
+
+bool sigterm_is(void (*handler)(int)) {
+  struct sigaction cur {};
+  sigaction(SIGTERM, nullptr, &cur);
+  return (cur.sa_flags & SA_SIGINFO) == 0 && cur.sa_handler == handler;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "sigterm";
+  const int threads = argc > 2 ? std::atoi(argv[2]) : 8;
+  if (!std::strcmp(mode, "sigterm")) workers(threads, 0, nullptr);
+  if (!std::strcmp(mode, "exit_thread")) workers(threads, 20000, [] { exit(9); });
+  if (!std::strcmp(mode, "throw")) workers(threads, 20000, [] { throw std::runtime_error("endings: nobody catches this"); });
+  if (!std::strcmp(mode, "nocuda")) {
+    say("ready");
+    park();
+  }
+  if (!std::strcmp(mode, "ignored") || !std::strcmp(mode, "own")) {
+    const bool own = !std::strcmp(mode, "own");
+    void (*handler)(int) = own ? own_handler : SIG_IGN;
+    signal(SIGTERM, handler);
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    usleep(500000);  // the shim's flush thread starts with the first call and looks at SIGTERM then
+    if (!sigterm_is(handler)) {
+      std::fprintf(stderr, "endings: SIGTERM's action was replaced behind the program's back\n");
+      return 1;
+    }
+    raise(SIGTERM);
+    if (own) {
+      std::fprintf(stderr, "endings: own handler did not end the process\n");
+      return 1;
+    }
+    round(c);
+    say("still running after an ignored SIGTERM");
+    return 0;
+  }
+  std::fprintf(stderr, "endings: unknown mode '%s'\n", mode);
+  return 2;
+}
