@@ -48,7 +48,11 @@ def main():
     shim, outdir = sys.argv[1], sys.argv[2]
     work = tempfile.mkdtemp()
     configs = [("baseline", {}), ("observe", {"_shim": 1, "CUDASHIM_SITES": "0"}),
+               ("enforce", {"_shim": 1, "CUDASHIM_SITES": "0", "CUDASHIM_MEM_CAP": "100GiB"}),
                ("full", {"_shim": 1, "CUDASHIM_MEM_CAP": "100GiB"}), ("sync-debug", {"SYNC_DEBUG": "1"})]
+    # CONFIGS=baseline,enforce,full runs a subset (baseline is always kept).
+    wanted = set(os.environ.get("CONFIGS", "baseline,observe,full,sync-debug").split(",")) | {"baseline"}
+    configs = [c for c in configs if c[0] in wanted]
     rows = []
     for model in ("transformer", "cnn"):
         res = {c: [] for c, _ in configs}
@@ -61,10 +65,17 @@ def main():
         spread = (max(res["baseline"]) - min(res["baseline"])) / base * 100
         for name, _ in configs:
             med = statistics.median(res[name])
-            rows.append((model, name, med, med / base, [round(x, 2) for x in res[name]], spread))
+            # Paired: each round's figure over the same round's baseline (the runs of one
+            # round follow one another within seconds, so slow drift cancels).
+            paired = sorted(x / b for x, b in zip(res[name], res["baseline"]))
+            rows.append((model, name, med, med / base, [round(x, 2) for x in res[name]], spread,
+                         (statistics.median(paired), paired[0], paired[-1])))
     san = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     san_row = "compute-sanitizer not found"
-    if os.path.exists(san):
+    extras = os.environ.get("SKIP_EXTRAS") != "1"
+    if not extras:
+        san_row = "compute-sanitizer: not run in this call (SKIP_EXTRAS=1)"
+    if extras and os.path.exists(san):
         try:
             t0 = time.monotonic()
             base_ms = run_step("cnn", {}, shim, work, steps=5)
@@ -85,17 +96,20 @@ def main():
         t = time.perf_counter()
         subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         return time.perf_counter() - t
-    a, b = [], []
-    for i in range(30):
+    a, b = [0.0], [0.0]
+    for i in range(30 if extras else 0):
         for w in ((False, True) if i % 2 else (True, False)):
             (b if w else a).append(timed(["/bin/true"], w))
     start_row = (f"/bin/true, 30 runs each, alternating: median {statistics.median(a) * 1e3:.2f} ms without, "
                  f"{statistics.median(b) * 1e3:.2f} ms with the shim ({(statistics.median(b) - statistics.median(a)) * 1e3:+.2f} ms)")
-    lines = ["| model | configuration | median step ms (median of rounds) | ratio to baseline | rounds (ms) |",
-             "|---|---|---:|---:|---|"]
-    for model, name, med, ratio, runs, spread in rows:
-        lines.append(f"| {model} | {name} | {med:.2f} | {ratio:.4f} ({(ratio - 1) * 100:+.2f}%) | {runs} |")
-    spreads = {m: s for m, _, _, _, _, s in rows}
+    if not extras:
+        start_row = "not run in this call (SKIP_EXTRAS=1)"
+    lines = ["| model | configuration | median step ms (median of rounds) | ratio of medians | paired ratio: median [min, max] over rounds | rounds (ms) |",
+             "|---|---|---:|---:|---|---|"]
+    for model, name, med, ratio, runs, spread, (pm, plo, phi) in rows:
+        lines.append(f"| {model} | {name} | {med:.2f} | {ratio:.4f} ({(ratio - 1) * 100:+.2f}%) | "
+                     f"{(pm - 1) * 100:+.2f}% [{(plo - 1) * 100:+.2f}%, {(phi - 1) * 100:+.2f}%] | {runs} |")
+    spreads = {m: s for m, _, _, _, _, s, _ in rows}
     text = "\n".join(lines) + "\n\n" + "\n".join([
         f"- baseline spread between rounds (max-min)/median: " + ", ".join(f"{m} {s:.2f}%" for m, s in spreads.items()),
         f"- {san_row}", f"- start-up: {start_row}",
@@ -103,7 +117,7 @@ def main():
         "make a report here, KINDS.md 2026-11-04)"])
     with open(os.path.join(outdir, "results-overhead.md"), "w") as f:
         f.write(f"# cudashim overhead on training loops (H200)\n\n- date: {time.strftime('%Y-%m-%d %H:%MZ', time.gmtime())}\n"
-                f"- command: `python3 bench/gpu_overhead.py <shim> $OUT` ({ROUNDS} rounds x {STEPS} measured steps, interleaved)\n\n" + text + "\n")
+                f"- command: `ROUNDS={ROUNDS} STEPS={STEPS} CONFIGS={','.join(c for c, _ in configs)} python3 bench/gpu_overhead.py <shim> $OUT` ({ROUNDS} rounds x {STEPS} measured steps, interleaved)\n\n" + text + "\n")
     print(text)
 
 

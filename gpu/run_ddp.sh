@@ -27,7 +27,7 @@ rc=$?
   echo; echo "## What the ranks printed"; echo '```'; grep '^{' "$W/run.log"; echo '```'
   echo; echo "## \`cudashim report\`"; echo '```'; cat "$OUTD/ddp-report.txt"; echo '```'
   echo; echo "## NCCL in each rank's inventory"; echo '```'
-  for f in "$W"/run/cudashim-*-r*.json; do python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(r['process']['rank'], [l['file'] for l in r['libraries'] if l['family'] in ('nccl','cudart')], r['policy']['cap_bytes_device0'])" "$f"; done
+  for f in "$W"/run/cudashim-*-r*.json; do python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('rank', r['process']['rank'], [(l['file'], l['version'], l['version_source'], l['linkage'], l['how']) for l in r['libraries'] if l['family'] in ('nccl','cudart')], 'cap', r['policy']['cap_bytes_device0'], 'oom', r.get('oom', {}).get('count'))" "$f"; done
   echo '```'
 } > "$OUTD/results-ddp.md"
 tail -30 "$W/run.log" > "$OUTD/ddp-run-log.txt"

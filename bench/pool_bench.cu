@@ -1,0 +1,130 @@
+// pool_bench.cu: what an alloc+free pair costs with cudashim's caching pool vs. without it
+// (and vs. the stream-ordered allocator), 4 KiB .. 64 MiB, on a real GPU.
+//
+// Build:  nvcc -O2 -o pool_bench pool_bench.cu      (-arch=sm_90 as well skips the PTX JIT on an H200)
+// Run:    LD_PRELOAD=.../libcudashim.so ./pool_bench [--rounds 5] [--pairs 200]
+//
+// The parent runs itself as a child per round, alternating CUDASHIM_POOL=0 (raw) and
+// CUDASHIM_POOL=1 (pool): A B A B ..., so drift (clocks, other tenants) hits both alike. Each
+// child times `pairs` cudaMalloc+cudaFree pairs per size, one at a time, after a warm-up, and
+// prints the median ns per size for five loops: the bare pair; the pair with a tiny kernel
+// on the allocated block in between (the pool then records events at every free);
+// cudaMallocAsync+cudaFreeAsync on the legacy stream, bare and with the kernel; and the
+// kernel launch alone (what the "+kernel" rows pay for the launch itself). The parent prints the median over
+// rounds, side by side, with the pool/raw ratio.
+#include <cuda_runtime.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(3);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+__global__ void touch(char* p) { p[threadIdx.x] = 1; }
+
+const size_t kSizes[] = {4u << 10, 16u << 10, 64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
+const char* kLoops[] = {"pair", "pair+kernel", "async pair", "async+kernel", "kernel only"};
+constexpr int kLoopCount = 5;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+double now_ns() {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Child: prints "loop size median_ns" lines.
+int child(int pairs) {
+  CHECK(cudaFree(nullptr));
+  void* scratch = nullptr;
+  CHECK(cudaMalloc(&scratch, 64));
+  for (int loop = 0; loop < kLoopCount; ++loop)
+    for (size_t bytes : kSizes) {
+      std::vector<double> t;
+      for (int i = -10; i < pairs; ++i) {
+        void* p = nullptr;
+        const double t0 = now_ns();
+        if (loop == 4) {
+          touch<<<1, 32>>>(static_cast<char*>(scratch));
+        } else if (loop == 2 || loop == 3) {
+          CHECK(cudaMallocAsync(&p, bytes, nullptr));
+          if (loop == 3) touch<<<1, 32>>>(static_cast<char*>(p));
+          CHECK(cudaFreeAsync(p, nullptr));
+        } else {
+          CHECK(cudaMalloc(&p, bytes));
+          if (loop == 1) touch<<<1, 32>>>(static_cast<char*>(p));
+          CHECK(cudaFree(p));
+        }
+        const double dt = now_ns() - t0;
+        if (i >= 0) t.push_back(dt);
+      }
+      CHECK(cudaDeviceSynchronize());
+      std::printf("%d %zu %.0f\n", loop, bytes, median(t));
+    }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  int rounds = 5, pairs = 200;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--pairs")) pairs = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--child")) return child(std::atoi(argv[i + 1]));
+  }
+  // results[pool][loop][size] = medians over rounds
+  std::map<int, std::map<int, std::map<size_t, std::vector<double>>>> results;
+  for (int r = 0; r < rounds; ++r)
+    for (int pool = 0; pool < 2; ++pool) {
+      int fds[2];
+      if (pipe(fds) != 0) return 3;
+      const pid_t pid = fork();
+      if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        setenv("CUDASHIM_POOL", pool ? "1" : "0", 1);
+        setenv("CUDASHIM_REPORT", "0", 1);
+        const std::string n = std::to_string(pairs);
+        execl("/proc/self/exe", argv[0], "--child", n.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      close(fds[1]);
+      FILE* f = fdopen(fds[0], "r");
+      int loop = 0;
+      size_t bytes = 0;
+      double ns = 0;
+      while (std::fscanf(f, "%d %zu %lf", &loop, &bytes, &ns) == 3) results[pool][loop][bytes].push_back(ns);
+      std::fclose(f);
+      int status = 0;
+      waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "round %d (%s) failed\n", r, pool ? "pool" : "raw");
+        return 1;
+      }
+    }
+  const bool preloaded = std::getenv("LD_PRELOAD") && std::strstr(std::getenv("LD_PRELOAD"), "cudashim");
+  std::printf("# alloc+free pair, median ns over %d rounds of %d pairs (A B A B)%s\n", rounds, pairs,
+              preloaded ? "" : "  -- WARNING: libcudashim.so is not in LD_PRELOAD, 'pool' is raw too");
+  std::printf("%-12s %10s %12s %12s %8s\n", "loop", "size", "raw ns", "pool ns", "pool/raw");
+  for (int loop = 0; loop < kLoopCount; ++loop)
+    for (size_t bytes : kSizes) {
+      const double raw = median(results[0][loop][bytes]), pool = median(results[1][loop][bytes]);
+      std::printf("%-12s %9zuK %12.0f %12.0f %8.3f\n", kLoops[loop], bytes >> 10, raw, pool, raw > 0 ? pool / raw : 0);
+    }
+  return 0;
+}
