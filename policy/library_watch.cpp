@@ -45,6 +45,7 @@ struct State {
   bool bridge_done = false;
   std::vector<Finding> triton;     // Triton's toolchain: once it is loaded and the SM is known
   bool triton_done = false;
+  std::vector<Finding> shortfalls;  // versioned imports the loaded providers lack (per re-read)
 };
 constinit std::mutex g_mutex;
 State* g_state = nullptr;  // never destroyed: used by the exit path
@@ -162,6 +163,28 @@ std::vector<Finding> triton_live(const std::string& package, int sm, bool driver
   return symbols::triton_findings(in).findings;
 }
 
+// Versioned functions a loaded CUDA library imports and its loaded provider lacks: with
+// lazy binding the process runs until the first call, which ends in "undefined symbol".
+std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) {
+  std::map<std::pair<std::string, std::string>, std::vector<symbols::MissingImport>> by;
+  for (auto& m : symbols::missing_versioned_imports(libs)) by[{m.importer, m.provider_path}].push_back(m);
+  std::vector<Finding> out;
+  for (const auto& [key, list] : by) {
+    const auto& first = list.front();
+    Finding f{symbols::FindingId::versioned_symbol_shortfall, key.first,
+              fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
+                          "\"undefined symbol\"{}",
+                          key.first, first.symbol, first.version, first.provider_soname, key.second,
+                          list.size() > 1 ? fmt::format(" ({} such functions)", list.size()) : ""),
+              {}};
+    for (size_t i = 0; i < list.size() && i < 5; ++i)
+      f.evidence.push_back("undefined symbol: " + list[i].symbol + ", version " + list[i].version);
+    f.evidence.push_back("provider as loaded: " + key.second);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
@@ -193,6 +216,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
         recorder::stream_event("library_unload", fmt::format("\"path\": {}", json_str(l.real)));
       }
     s.libs = std::move(now);
+    s.shortfalls = shortfall_findings(s.libs);
   }
   s.scanned = true;
   std::vector<Finding> findings = symbols::loaded_library_findings(s.libs);
@@ -218,6 +242,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     const std::string triton = libs_changed || modules_changed ? loaded_triton_package() : "";
     if (!triton.empty() && sm > 0) s.triton = triton_live(triton, sm, driver_loaded), s.triton_done = true;
   }
+  findings.insert(findings.end(), s.shortfalls.begin(), s.shortfalls.end());
   findings.insert(findings.end(), s.bridge.begin(), s.bridge.end());
   findings.insert(findings.end(), s.triton.begin(), s.triton.end());
   std::vector<std::string> lines;

@@ -54,3 +54,18 @@ std::string cuda_version_text(int v);
 std::vector<Finding> loaded_library_findings(const std::vector<LoadedLibrary>& libs);
 
 }  // namespace cudashim::symbols
+
+namespace cudashim::symbols {
+
+// A versioned function a loaded CUDA-family library imports from another CUDA-family
+// library, which that library (as loaded) does not define: the first call through it
+// ends in "undefined symbol" under lazy binding. Read from memory (DT_SYMTAB, DT_VERSYM,
+// DT_VERNEED of the importing object), checked with dlvsym on the loaded provider.
+struct MissingImport {
+  std::string importer;  // path of the library that needs it
+  std::string symbol, version, provider_soname;
+  std::string provider_path;  // the provider as loaded, "" when it is not loaded
+};
+std::vector<MissingImport> missing_versioned_imports(const std::vector<LoadedLibrary>& libs);
+
+}  // namespace cudashim::symbols
