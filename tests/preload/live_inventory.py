@@ -42,7 +42,8 @@ with tempfile.TemporaryDirectory() as out:
         subprocess.run(["objcopy", "-O", "binary", "--only-section=.nv_fatbin", example, sec], check=True)
         args.append(sec)
     lib129 = os.path.dirname(os.path.realpath(rt129))
-    env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=f"{fake}:{lib129}", CUDASHIM_OUT=out,
+    # The wheel first: a 12.9 build of the test double has its own fake libcudart.so.12.
+    env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=f"{lib129}:{fake}", CUDASHIM_OUT=out,
                FAKECUDA_DRIVER_VERSION="12080", CUDA_CACHE_DISABLE="1", CUDASHIM_TEST_HOOK_NAMES="/dev/null")
     p = subprocess.run(args, env=env, capture_output=True, text=True, timeout=60)
     lines = p.stderr.splitlines()
