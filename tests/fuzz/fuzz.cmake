@@ -4,7 +4,7 @@
 # -fsanitize=fuzzer (Debian: clang-14 + libclang-rt-14-dev) the tests still exist and
 # skip (exit 77). The code fuzzed does not use cuda.h: built once, in the CUDA 13 tree.
 set(CUDASHIM_FUZZ_BIN ${CMAKE_BINARY_DIR}/fuzz/bin)
-if(CUDASHIM_FUZZ AND NOT CUDASHIM_SANITIZE AND NOT CUDASHIM_TSAN)
+if(CUDASHIM_FUZZ AND CUDASHIM_CUDA_HEADER_VERSION GREATER_EQUAL 13000 AND NOT CUDASHIM_SANITIZE AND NOT CUDASHIM_TSAN)
   find_program(CUDASHIM_FUZZ_CXX NAMES clang++-14 clang++)
   find_program(CUDASHIM_FUZZ_CC NAMES clang-14 clang)
   if(CUDASHIM_FUZZ_CXX AND CUDASHIM_FUZZ_CC AND NOT DEFINED CUDASHIM_FUZZ_LINKS)
