@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -185,6 +186,15 @@ std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) 
   return out;
 }
 
+// Whether the driver loads kernels lazily: CUDA_MODULE_LOADING as the process has it
+// (lazy is the default since CUDA 12.2 on Linux).
+std::string lazy_loading_json() {
+  const char* v = std::getenv("CUDA_MODULE_LOADING");
+  const std::string value = v && *v ? v : "";
+  const bool eager = strcasecmp(value.c_str(), "EAGER") == 0;
+  return fmt::format("{{\"on\": {}, \"CUDA_MODULE_LOADING\": {}}}", eager ? "false" : "true", json_str(value));
+}
+
 }  // namespace
 
 std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
@@ -286,9 +296,9 @@ std::string libraries_report_json() {
     if (m.origin == "triton") triton_count++, triton_ns += m.dt_ns;
   }
   out += fmt::format("  \"modules\": {{\"count\": {}, \"time_ns\": {}, \"bytes\": {}, \"sass_bytes\": {}, "
-                     "\"sass_bytes_for_device\": {}, \"ptx_jit_bytes\": {}, \"failed\": {}, \"not_kept\": {}, \"triton\": "
+                     "\"sass_bytes_for_device\": {}, \"ptx_jit_bytes\": {}, \"failed\": {}, \"not_kept\": {}, \"lazy_loading\": {}, \"triton\": "
                      "{{\"count\": {}, \"time_ns\": {}}}, \"by_caller\": [",
-                     t.count, t.ns, t.bytes, t.sass_bytes, t.sass_bytes_for_sm, t.ptx_jit_bytes, t.failed, dropped, triton_count,
+                     t.count, t.ns, t.bytes, t.sass_bytes, t.sass_bytes_for_sm, t.ptx_jit_bytes, t.failed, dropped, lazy_loading_json(), triton_count,
                      triton_ns);
   bool first = true;
   for (const auto& [caller, b] : by) {
