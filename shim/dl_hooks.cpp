@@ -9,7 +9,6 @@
 
 #include <cstring>
 
-#include "recorder/event_stream.h"
 #include "recorder/events.h"
 #include "recorder/library_log.h"
 #include "recorder/thread_slots.h"
@@ -44,7 +43,6 @@ bool asks_for_libcuda(const char* file) {
 // Notes a dlopen of a CUDA-family library for the library watcher: the name and the
 // caller, unless it is the shim's own (RTLD_NOLOAD probes of the inventory) or cannot
 // change the loaded set. Every dlopen/dlclose still bumps the watcher's generation.
-// A CUDA-family library starts the event stream, whose thread re-reads the inventory.
 void note_dlopen(const char* file, int mode, void* caller) {
   if (rec::g_tls.internal != 0 || (mode & RTLD_NOLOAD) != 0 || g_inert.load(std::memory_order_relaxed)) return;
   if (file == nullptr) return;
@@ -59,7 +57,8 @@ void note_dlopen(const char* file, int mode, void* caller) {
   }
   if (!cuda_family) return;
   rec::log_dlopen(file, caller);
-  rec::stream_ensure_started();
+  // The watcher runs on the event stream's thread, which the first hooked call starts: a
+  // process that loads CUDA libraries but never calls CUDA gets no thread and no files.
 }
 
 // Shared by dlsym and dlvsym: `real` is the real lookup's result for `id`.
