@@ -13,6 +13,7 @@
 #include "recorder/library_log.h"
 #include "recorder/thread_slots.h"
 #include "shim/hook_catalog.h"
+#include "shim/nvml_hooks.h"
 #include "shim/real_dl.h"
 #include "shim/resolve.h"
 #include "symbols/cuda_library.h"
@@ -112,6 +113,10 @@ __attribute__((visibility("hidden"))) void* cudashim_dlsym_decide(void* handle, 
   const RealDl& dl = real_dl();
   const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
   const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
+  if (id == HookId::kCount && active && std::strncmp(name, "nvmlDeviceGetMemoryInfo", 23) == 0) {
+    *out = nvml_answer(name, dl.dlsym(handle, name));  // NVML's memory views, capped (nvml_hooks.h)
+    return nullptr;
+  }
   if (id == HookId::kCount) {
     rec::count_event(rec::Event::dlsym_passthrough);
     return reinterpret_cast<void*>(dl.dlsym);
@@ -129,6 +134,10 @@ __attribute__((visibility("hidden"))) void* cudashim_dlvsym_decide(void* handle,
   const RealDl& dl = real_dl();
   const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
   const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
+  if (id == HookId::kCount && active && std::strncmp(name, "nvmlDeviceGetMemoryInfo", 23) == 0) {
+    *out = nvml_answer(name, dl.dlvsym(handle, name, version));
+    return nullptr;
+  }
   if (id == HookId::kCount) {
     rec::count_event(rec::Event::dlsym_passthrough);
     return reinterpret_cast<void*>(dl.dlvsym);

@@ -11,6 +11,7 @@
 #include "policy/sync_rules.h"
 #include "symbols/findings.h"
 #include "shim/hook_catalog.h"
+#include "shim/nvml_hooks.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
 #include "tools/rank_compare.h"
@@ -71,6 +72,16 @@ int cmd_hooks(bool names_only, bool markdown) {
       std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", h.name, h.runtime ? "runtime" : "driver", h.family, rec, tim);
     else
       std::cout << fmt::format("{:<36} {:<8} {:<8} {}; {}\n", h.name, h.runtime ? "runtime" : "driver", h.family, rec, tim);
+  }
+  // NVML's memory queries (shim/nvml_hooks.h): capped like cuMemGetInfo, not counted.
+  for (const char* name : cudashim::shim::kNvmlHooks) {
+    const char* rec = "not counted; total/free/used capped by the policy (device matched by PCI address)";
+    if (names_only)
+      std::cout << name << "\n";
+    else if (markdown)
+      std::cout << fmt::format("| `{}` | nvml | memory | {} | none |\n", name, rec);
+    else
+      std::cout << fmt::format("{:<36} {:<8} {:<8} {}; none\n", name, "nvml", "memory", rec);
   }
   return 0;
 }

@@ -727,6 +727,15 @@ FC_ENTRY(cuDeviceGet, (CUdevice* device, int ordinal),
 FC_ENTRY(cuDeviceGetCount, (int* count),
          count == nullptr ? CUDA_ERROR_INVALID_VALUE : (*count = cfg().device_count, CUDA_SUCCESS))
 
+// Device d sits at PCI 0000:(0x10+d):00.0 (the fake NVML of the tests reports the same).
+FC_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+  count(k_cuDeviceGetPCIBusId);
+  if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+  if (!valid_device(dev)) return CUDA_ERROR_INVALID_DEVICE;
+  std::snprintf(pciBusId, static_cast<size_t>(len), "0000:%02X:00.0", 0x10 + dev);
+  return CUDA_SUCCESS;
+}
+
 FC_EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
   count(k_cuDeviceGetName);
   if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;

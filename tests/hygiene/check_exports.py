@@ -22,4 +22,4 @@ if extra or missing:
     if missing:
         print(f"FAIL: {lib} does not export {len(missing)} hook(s): {missing[:40]}")
     sys.exit(1)
-print(f"ok: {len(exported)} exported symbols = {len(hooks)} hooks + 5 dl* + 3 cudashim_* API")
+print(f"ok: {len(exported)} exported symbols = {len(hooks)} hooks (NVML's 2 included) + 5 dl* + 3 cudashim_* API")
