@@ -139,6 +139,21 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
   for (const auto& [caller, g] : none)
     out.push_back({FindingId::module_no_kernel_image, caller,
                    fmt::format("{} loaded device code with no kernel image for sm_{}", caller, g.sm), evidence(g)});
+  // Device code loaded at run time that is mostly for other GPUs: the bytes the process
+  // mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
+  if (in.modules.sass_bytes >= (64ull << 20) && in.modules.sass_bytes_for_sm * 2 < in.modules.sass_bytes) {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> by;  // caller -> (SASS, SASS for this GPU)
+    for (const auto& m : *in.loads) by[m.caller].first += m.sass_bytes, by[m.caller].second += m.sass_bytes_for_sm;
+    std::vector<std::pair<uint64_t, std::string>> top;
+    for (const auto& [c, b] : by) top.emplace_back(b.first - std::min(b.first, b.second), c);
+    std::sort(top.rbegin(), top.rend());
+    std::vector<std::string> ev;
+    for (size_t i = 0; i < top.size() && i < 5; ++i) ev.push_back(fmt::format("{} for other GPUs: {}", mib(top[i].first), top[i].second));
+    out.push_back({FindingId::fatbin_mostly_other_archs, "module loads",
+                   fmt::format("of {} of machine code loaded at run time, {} runs on this GPU", mib(in.modules.sass_bytes),
+                               mib(in.modules.sass_bytes_for_sm)),
+                   ev});
+  }
   if (in.modules.ns >= in.slow_load_ns) {
     std::map<std::string, uint64_t> by_caller;
     for (const auto& m : *in.loads) by_caller[m.caller] += m.dt_ns;

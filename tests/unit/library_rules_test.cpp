@@ -117,3 +117,21 @@ TEST_CASE("module loads: PTX JIT, no kernel image, slow loading", "[library_rule
   CHECK(std::string(f[2].info().name) == "module-load-slow");
   CHECK(f[2].evidence.at(0).find("/x/libok.so") != std::string::npos);
 }
+
+TEST_CASE("device code loaded at run time that is mostly for other GPUs", "[library_rules]") {
+  std::vector<cudashim::recorder::ModuleLoad> loads(2);
+  loads[0].caller = "/x/libcudart.so.13", loads[0].sass_bytes = 300ull << 20, loads[0].sass_bytes_for_sm = 60ull << 20;
+  loads[1].caller = "/x/libcublasLt.so.13", loads[1].sass_bytes = 30ull << 20, loads[1].sass_bytes_for_sm = 30ull << 20;
+  RuleInputs in;
+  in.loads = &loads;
+  in.modules.count = 2, in.modules.sass_bytes = 330ull << 20, in.modules.sass_bytes_for_sm = 90ull << 20;
+  auto f = live_library_rules(in);
+  REQUIRE(f.size() == 1);
+  CHECK(std::string(f[0].info().name) == "fatbin-mostly-other-archs");
+  CHECK(f[0].message.find("330.0 MiB") != std::string::npos);
+  CHECK(f[0].evidence.at(0).find("240.0 MiB for other GPUs: /x/libcudart.so.13") != std::string::npos);
+  in.modules.sass_bytes_for_sm = 200ull << 20;  // most of it serves this GPU
+  CHECK(live_library_rules(in).empty());
+  in.modules.sass_bytes = 40ull << 20, in.modules.sass_bytes_for_sm = 1ull << 20;  // too little to matter
+  CHECK(live_library_rules(in).empty());
+}
