@@ -20,7 +20,10 @@ echo "== CTest, CUDA 13.0 headers (build) =="
 # instrumented), running the unit, CLI and preload tests but the long load ones. ASan
 # leaves the fatal signals to the flight recorder (the crash tests compare each end with
 # the program's own); LeakSanitizer is off: its tracer crashes in a process that calls
-# exit() while threads are inside the shim (docs/reliability.md).
+# exit() while threads are inside the shim (docs/reliability.md). The fork tests are left
+# out: GCC 12's ASan allocator is not fork-safe (a child forked while another thread holds
+# the allocator's lock hangs in malloc; seen in preload.fork.threads), and the plain trees
+# run them.
 echo "== ASan+UBSan: the CLI and the test programs (build-asan) =="
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
@@ -28,7 +31,7 @@ command -v ninja >/dev/null && gen=(-G Ninja)
   -DCUDASHIM_CUDA_INCLUDE=/usr/local/cuda/include -DCUDASHIM_SANITIZE=ON >/dev/null
 if cmake --build build-asan -j"$(nproc)"; then
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 \
-    ctest --output-on-failure -j"$(nproc)" -L 'unit|preload' -LE '^(load|realbin|gpu)$') || status=1
+    ctest --output-on-failure -j"$(nproc)" -L 'unit|preload' -LE '^(load|realbin|gpu)$' -E '^preload\.fork\.') || status=1
 else
   status=1
 fi
