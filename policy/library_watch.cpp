@@ -33,7 +33,6 @@ using symbols::Finding;
 using symbols::LoadedLibrary;
 
 struct State {
-  uint64_t generation = ~0ull;
   unsigned long long adds = 0, subs = 0;
   bool scanned = false;
   std::vector<LoadedLibrary> libs;
@@ -200,15 +199,14 @@ std::string lazy_loading_json() {
 std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
   std::lock_guard<std::mutex> lock(g_mutex);
   State& s = state();
-  const uint64_t gen = recorder::library_generation();
   unsigned long long adds = 0, subs = 0;
   loader_counts(adds, subs);
   const recorder::ModuleTotals totals = recorder::module_totals();
   const bool modules_changed = totals.count != s.modules_seen;
-  if (!force && s.scanned && gen == s.generation && adds == s.adds && subs == s.subs && !modules_changed) return {};
+  if (!force && s.scanned && adds == s.adds && subs == s.subs && !modules_changed) return {};
   s.modules_seen = totals.count;
-  const bool libs_changed = !s.scanned || gen != s.generation || adds != s.adds || subs != s.subs || force;
-  s.generation = gen, s.adds = adds, s.subs = subs;
+  const bool libs_changed = !s.scanned || adds != s.adds || subs != s.subs || force;
+  s.adds = adds, s.subs = subs;
   if (libs_changed) {
     std::vector<LoadedLibrary> now = symbols::loaded_cuda_libraries(hints());
     std::set<std::string> before, after;

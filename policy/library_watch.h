@@ -1,12 +1,13 @@
 // library_watch.h: the live inventory of CUDA-family libraries and device code,
 // kept current while the job runs.
 //
-// The dlopen/dlclose trampolines only bump a generation counter (they tail-jump
-// into libc and never see the result), so the inventory is re-read on the event
-// stream's flush thread (about once a second) when the generation or the loader's
-// own object count changed, and once more at exit. Each re-read diffs against the
-// previous one: loads and unloads go to the event stream and the trace, and every
-// finding seen for the first time comes back as one log line.
+// The dlopen trampoline tail-jumps into libc and never sees a load finish; it only
+// notes CUDA-family requests (recorder/library_log.h). The inventory is re-read on the
+// event stream's flush thread (about once a second) when the loader's own counts of
+// objects added and removed (dl_iterate_phdr's dlpi_adds/dlpi_subs) changed, and once
+// more at exit. Each re-read diffs against the previous one: loads and unloads go to
+// the event stream and the trace, and every finding seen for the first time comes
+// back as one log line.
 #pragma once
 #include <cstdint>
 #include <string>

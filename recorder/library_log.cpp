@@ -17,7 +17,6 @@ struct RingSlot {
 };
 constinit RingSlot g_ring[kRing];
 constinit std::atomic<uint64_t> g_next{0};
-constinit std::atomic<uint64_t> g_generation{0};
 
 constexpr size_t kCallers = 16;
 constinit std::atomic<const void*> g_callers[kCallers];  // module bases
@@ -46,12 +45,8 @@ void log_dlopen(const char* file, const void* caller) {
   }
   s.caller = caller;
   s.seq.store(n, std::memory_order_release);
-  g_generation.fetch_add(1, std::memory_order_release);
 }
 
-void log_dlclose() { g_generation.fetch_add(1, std::memory_order_release); }
-
-uint64_t library_generation() { return g_generation.load(std::memory_order_acquire); }
 
 std::vector<DlopenRequest> dlopen_requests() {
   std::vector<DlopenRequest> out;

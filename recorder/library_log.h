@@ -3,9 +3,6 @@
 //   - dlopen requests (the name asked for and the caller), kept in a small
 //     lock-free ring by the dlopen trampoline, so the inventory can say which
 //     module's dlopen brought a library in;
-//   - a generation counter bumped by every dlopen/dlclose, so the watcher knows
-//     when to look again (the trampolines tail-jump into libc and never regain
-//     control after the real call);
 //   - the callers of cuGetProcAddress that are not libcudart (a statically
 //     linked CUDA runtime) and the runtime version they asked with;
 //   - module loads (cuModuleLoad*, cuLibraryLoad*): what the image was, how much
@@ -21,10 +18,8 @@
 
 namespace cudashim::recorder {
 
-// --- dlopen / dlclose (any thread, lock-free, no allocation)
+// --- dlopen requests (any thread, lock-free, no allocation)
 void log_dlopen(const char* file, const void* caller);
-void log_dlclose();
-uint64_t library_generation();  // changes after each dlopen/dlclose
 
 struct DlopenRequest {
   char name[256];       // as passed to dlopen (truncated)

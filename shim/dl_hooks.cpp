@@ -43,7 +43,7 @@ bool asks_for_libcuda(const char* file) {
 
 // Notes a dlopen of a CUDA-family library for the library watcher: the name and the
 // caller, unless it is the shim's own (RTLD_NOLOAD probes of the inventory) or cannot
-// change the loaded set. Every dlopen/dlclose still bumps the watcher's generation.
+// change the loaded set. (The watcher sees loads and unloads in the loader's own counts.)
 void note_dlopen(const char* file, int mode, void* caller) {
   if (rec::g_tls.internal != 0 || (mode & RTLD_NOLOAD) != 0 || g_inert.load(std::memory_order_relaxed)) return;
   if (file == nullptr) return;
@@ -88,7 +88,6 @@ extern "C" {
 __attribute__((visibility("hidden"))) void* cudashim_dlopen_enter(const char* file, int mode, void* caller) {
   rec::count_event(rec::Event::dlopen_calls);
   if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
-  if (rec::g_tls.internal == 0) rec::log_dlclose();  // (a generation bump: "the set may change")
   note_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlopen);
 }
@@ -103,7 +102,6 @@ __attribute__((visibility("hidden"))) void* cudashim_dlmopen_enter(Lmid_t lmid, 
 
 __attribute__((visibility("hidden"))) void* cudashim_dlclose_enter(void* handle, void* caller) {
   rec::count_event(rec::Event::dlclose_calls);
-  if (rec::g_tls.internal == 0) rec::log_dlclose();
   return reinterpret_cast<void*>(real_dl().dlclose);
 }
 

@@ -9,6 +9,7 @@
 
 #include "symbols/cuda_library.h"
 #include "symbols/loaded_libraries.h"
+#include "symbols/loaded_memory.h"
 
 namespace cudashim::symbols {
 namespace {
@@ -21,43 +22,29 @@ struct Ctx {
   std::vector<Import> imports;   // collected under dl_iterate_phdr; checked after it returns
 };
 
-bool inside(const dl_phdr_info* info, uintptr_t p, size_t n) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
-    if (p >= lo && p + n <= hi && p + n >= p) return true;
-  }
-  return false;
-}
-
-uintptr_t relocated(const dl_phdr_info* info, uintptr_t v) { return v != 0 && v < info->dlpi_addr ? v + info->dlpi_addr : v; }
-
 // The number of .dynsym entries: DT_HASH's nchain, else the end of the GNU hash chains.
 size_t symbol_count(const dl_phdr_info* info, uintptr_t hash, uintptr_t gnu_hash) {
-  if (hash != 0 && inside(info, hash, 8)) return reinterpret_cast<const uint32_t*>(hash)[1];
-  if (gnu_hash == 0 || !inside(info, gnu_hash, 16)) return 0;
+  if (hash != 0 && in_segments(info, hash, 8)) return reinterpret_cast<const uint32_t*>(hash)[1];
+  if (gnu_hash == 0 || !in_segments(info, gnu_hash, 16)) return 0;
   const uint32_t* h = reinterpret_cast<const uint32_t*>(gnu_hash);
   const uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
   const uintptr_t buckets_at = gnu_hash + 16 + size_t(bloom) * sizeof(ElfW(Addr));
-  if (!inside(info, buckets_at, size_t(nbuckets) * 4)) return 0;
+  if (!in_segments(info, buckets_at, size_t(nbuckets) * 4)) return 0;
   const uint32_t* buckets = reinterpret_cast<const uint32_t*>(buckets_at);
   const uint32_t* chain = buckets + nbuckets;
   uint32_t last = 0;
   for (uint32_t b = 0; b < nbuckets; ++b) last = std::max(last, buckets[b]);
   if (last < symoffset) return symoffset;
-  while (inside(info, reinterpret_cast<uintptr_t>(chain + (last - symoffset)), 4) && !(chain[last - symoffset] & 1)) ++last;
+  while (in_segments(info, reinterpret_cast<uintptr_t>(chain + (last - symoffset)), 4) && !(chain[last - symoffset] & 1)) ++last;
   return last + 1;
 }
 
 void examine(const dl_phdr_info* info, Ctx& ctx) {
-  const ElfW(Dyn)* dyn = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+  const ElfW(Dyn)* dyn = dynamic_of(info);
   if (dyn == nullptr) return;
   uintptr_t symtab = 0, strtab = 0, versym = 0, verneed = 0, hash = 0, gnu_hash = 0;
   size_t strsz = 0, verneednum = 0;
-  for (const ElfW(Dyn)* d = dyn; inside(info, reinterpret_cast<uintptr_t>(d), sizeof *d) && d->d_tag != DT_NULL; ++d) {
+  for (const ElfW(Dyn)* d = dyn; in_segments(info, reinterpret_cast<uintptr_t>(d), sizeof *d) && d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
       case DT_SYMTAB: symtab = relocated(info, d->d_un.d_ptr); break;
       case DT_STRTAB: strtab = relocated(info, d->d_un.d_ptr); break;
@@ -70,7 +57,7 @@ void examine(const dl_phdr_info* info, Ctx& ctx) {
       default: break;
     }
   }
-  if (!symtab || !strtab || !versym || !verneed || !inside(info, strtab, strsz)) return;
+  if (!symtab || !strtab || !versym || !verneed || !in_segments(info, strtab, strsz)) return;
   const char* str = reinterpret_cast<const char*>(strtab);
   auto text = [&](size_t off) -> const char* { return off < strsz ? str + off : nullptr; };
   // Version index -> (version name, the file it is needed from), CUDA-family files only.
@@ -81,12 +68,12 @@ void examine(const dl_phdr_info* info, Ctx& ctx) {
   };
   std::vector<Need> needs;
   uintptr_t vn = verneed;
-  for (size_t n = 0; n < verneednum && n < 256 && inside(info, vn, sizeof(ElfW(Verneed))); ++n) {
+  for (size_t n = 0; n < verneednum && n < 256 && in_segments(info, vn, sizeof(ElfW(Verneed))); ++n) {
     const auto* v = reinterpret_cast<const ElfW(Verneed)*>(vn);
     const char* file = text(v->vn_file);
     const bool cuda = file && classify_cuda_library(file).has_value();
     uintptr_t va = vn + v->vn_aux;
-    for (size_t k = 0; k < v->vn_cnt && k < 256 && inside(info, va, sizeof(ElfW(Vernaux))); ++k) {
+    for (size_t k = 0; k < v->vn_cnt && k < 256 && in_segments(info, va, sizeof(ElfW(Vernaux))); ++k) {
       const auto* a = reinterpret_cast<const ElfW(Vernaux)*>(va);
       if (cuda && text(a->vna_name)) needs.push_back({static_cast<uint16_t>(a->vna_other), text(a->vna_name), file});
       if (a->vna_next == 0) break;
@@ -97,7 +84,7 @@ void examine(const dl_phdr_info* info, Ctx& ctx) {
   }
   if (needs.empty()) return;
   const size_t count = std::min<size_t>(symbol_count(info, hash, gnu_hash), 1u << 20);
-  if (!inside(info, symtab, count * sizeof(ElfW(Sym))) || !inside(info, versym, count * 2)) return;
+  if (!in_segments(info, symtab, count * sizeof(ElfW(Sym))) || !in_segments(info, versym, count * 2)) return;
   const auto* syms = reinterpret_cast<const ElfW(Sym)*>(symtab);
   const auto* vers = reinterpret_cast<const uint16_t*>(versym);
   for (size_t i = 1; i < count && ctx.imports.size() < 100000; ++i) {

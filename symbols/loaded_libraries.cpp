@@ -12,6 +12,7 @@
 #include <set>
 
 #include "symbols/cuda_library.h"
+#include "symbols/loaded_memory.h"
 
 namespace cudashim::symbols {
 
@@ -69,27 +70,14 @@ struct LoadedObject {
   std::string rpath, runpath;
 };
 
-// True when [p, p+n) lies inside one of the object's loaded segments.
-bool in_segments(const dl_phdr_info* info, uintptr_t p, size_t n) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
-    if (p >= lo && p + n <= hi && p + n >= p) return true;
-  }
-  return false;
-}
-
 // Reads DT_NEEDED, DT_RPATH, DT_RUNPATH. glibc relocates DT_STRTAB in place on
 // most targets; an unrelocated (small) value is taken relative to the base. Every
 // pointer is checked against the object's segments before it is read.
 LoadedObject read_object(const dl_phdr_info* info) {
   LoadedObject o;
   o.name = info->dlpi_name ? info->dlpi_name : "";
-  const ElfW(Dyn)* dyn = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-  if (dyn == nullptr || !in_segments(info, reinterpret_cast<uintptr_t>(dyn), sizeof(ElfW(Dyn)))) return o;
+  const ElfW(Dyn)* dyn = dynamic_of(info);
+  if (dyn == nullptr) return o;
   uintptr_t strtab = 0;
   size_t strsz = 0;
   std::vector<std::pair<long, size_t>> wanted;  // tag, string offset
@@ -99,7 +87,7 @@ LoadedObject read_object(const dl_phdr_info* info) {
     else if (d->d_tag == DT_NEEDED || d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH) wanted.emplace_back(d->d_tag, d->d_un.d_val);
     if (wanted.size() > 4096) break;
   }
-  if (strtab != 0 && strtab < info->dlpi_addr) strtab += info->dlpi_addr;
+  strtab = relocated(info, strtab);
   if (strtab == 0 || strsz == 0 || !in_segments(info, strtab, strsz)) return o;
   const char* base = reinterpret_cast<const char*>(strtab);
   for (const auto& [tag, off] : wanted) {
