@@ -68,7 +68,8 @@ CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
     CallSite& s = g_sites[b];
     uint64_t cur = s.key.load(std::memory_order_acquire);
     if (cur == key) {
-      // A racing first hit may still be capturing: count anyway (fields below are set).
+      // A racing first hit may still be writing the fields below and capturing: count
+      // anyway; readers of api, addresses and stacks wait for captured == 2.
       return &s;
     }
     if (cur != 0) continue;
@@ -181,6 +182,7 @@ void sites_reset() {
     s.ticks = 0;
     s.bytes = 0;
     s.captured = 0;
+    s.classified = false;
     s.after_readback = 0;
     s.pageable = 0;
     s.cpu_samples = 0;

@@ -39,7 +39,9 @@ struct CallSite {
   std::atomic<uint64_t> cpu_samples;      // sampled blocking calls with thread CPU time read
   std::atomic<uint64_t> cpu_ns_sampled;   // thread CPU time inside those calls
   std::atomic<uint64_t> wall_ticks_sampled;  // wall ticks of those calls
-  std::atomic<int> captured;             // 0 no, 1 capturing, 2 done
+  std::atomic<int> captured;             // 0 no, 1 capturing, 2 done: the fields above and below
+                                         // are readable once it is 2 (acquire)
+  std::atomic<bool> classified;          // the observer judged it once (shim/sync_observer.cpp)
   int native_depth = 0;
   void* native[kMaxNativeFrames] = {};
   int py_depth = 0;

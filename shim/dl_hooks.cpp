@@ -77,37 +77,27 @@ void* answer_hooked(HookId id, void* real, void* handle, const char* name, const
   return wrapper_of(id);
 }
 
-}  // namespace
-}  // namespace cudashim::shim
-
-using namespace cudashim::shim;
-
-extern "C" {
-
-// Called by the dlopen trampoline; returns the real dlopen to jump to.
-__attribute__((visibility("hidden"))) void* cudashim_dlopen_enter(const char* file, int mode, void* caller) {
+// The decisions behind each entry point (below).
+void* dlopen_enter(const char* file, int mode, void* caller) {
   rec::count_event(rec::Event::dlopen_calls);
   if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
   note_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlopen);
 }
 
-__attribute__((visibility("hidden"))) void* cudashim_dlmopen_enter(Lmid_t lmid, const char* file, int mode,
-                                                                    void* caller) {
+void* dlmopen_enter(Lmid_t lmid, const char* file, int mode, void* caller) {
   rec::count_event(rec::Event::dlopen_calls);
   if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
   note_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlmopen);
 }
 
-__attribute__((visibility("hidden"))) void* cudashim_dlclose_enter(void* handle, void* caller) {
+void* dlclose_enter(void* handle, void* caller) {
   rec::count_event(rec::Event::dlclose_calls);
   return reinterpret_cast<void*>(real_dl().dlclose);
 }
 
-// Returns the real dlsym to jump to, or nullptr after storing the answer in *out.
-__attribute__((visibility("hidden"))) void* cudashim_dlsym_decide(void* handle, const char* name, void* caller,
-                                                                   void** out) {
+void* dlsym_decide(void* handle, const char* name, void* caller, void** out) {
   const RealDl& dl = real_dl();
   const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
   const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
@@ -127,8 +117,7 @@ __attribute__((visibility("hidden"))) void* cudashim_dlsym_decide(void* handle, 
   return nullptr;
 }
 
-__attribute__((visibility("hidden"))) void* cudashim_dlvsym_decide(void* handle, const char* name, const char* version,
-                                                                    void* caller, void** out) {
+void* dlvsym_decide(void* handle, const char* name, const char* version, void* caller, void** out) {
   const RealDl& dl = real_dl();
   const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
   const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
@@ -146,6 +135,64 @@ __attribute__((visibility("hidden"))) void* cudashim_dlvsym_decide(void* handle,
   }
   *out = answer_hooked(id, dl.dlvsym(handle, name, version), handle, name, version);
   return nullptr;
+}
+
+// ThreadSanitizer's runtime calls dlsym/dlvsym(RTLD_NEXT, ...) for each of its
+// interceptors before any constructor runs, when instrumented code (the recorder, the
+// hook table) faults in its function-entry hook. In such a tree the entry points only
+// forward until our first constructor ran; elsewhere they always decide.
+#if defined(__SANITIZE_THREAD__)
+#define CUDASHIM_FORWARD_EARLY 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CUDASHIM_FORWARD_EARLY 1
+#endif
+#endif
+#ifdef CUDASHIM_FORWARD_EARLY
+CUDASHIM_NO_TSAN bool forward_only() { return !shim_constructed(); }
+#else
+constexpr bool forward_only() { return false; }
+#endif
+
+}  // namespace
+}  // namespace cudashim::shim
+
+using namespace cudashim::shim;
+
+// The entry points the trampolines call: uninstrumented, so that forwarding works before
+// the sanitizer runtime is ready (real_dl() is uninstrumented too).
+extern "C" {
+
+// Called by the dlopen trampoline; returns the real dlopen to jump to.
+CUDASHIM_NO_TSAN __attribute__((visibility("hidden"))) void* cudashim_dlopen_enter(const char* file, int mode,
+                                                                                    void* caller) {
+  if (forward_only()) return reinterpret_cast<void*>(real_dl().dlopen);
+  return dlopen_enter(file, mode, caller);
+}
+
+CUDASHIM_NO_TSAN __attribute__((visibility("hidden"))) void* cudashim_dlmopen_enter(Lmid_t lmid, const char* file,
+                                                                                     int mode, void* caller) {
+  if (forward_only()) return reinterpret_cast<void*>(real_dl().dlmopen);
+  return dlmopen_enter(lmid, file, mode, caller);
+}
+
+CUDASHIM_NO_TSAN __attribute__((visibility("hidden"))) void* cudashim_dlclose_enter(void* handle, void* caller) {
+  if (forward_only()) return reinterpret_cast<void*>(real_dl().dlclose);
+  return dlclose_enter(handle, caller);
+}
+
+// Returns the real dlsym to jump to, or nullptr after storing the answer in *out.
+CUDASHIM_NO_TSAN __attribute__((visibility("hidden"))) void* cudashim_dlsym_decide(void* handle, const char* name,
+                                                                                    void* caller, void** out) {
+  if (forward_only()) return reinterpret_cast<void*>(real_dl().dlsym);
+  return dlsym_decide(handle, name, caller, out);
+}
+
+CUDASHIM_NO_TSAN __attribute__((visibility("hidden"))) void* cudashim_dlvsym_decide(void* handle, const char* name,
+                                                                                     const char* version, void* caller,
+                                                                                     void** out) {
+  if (forward_only()) return reinterpret_cast<void*>(real_dl().dlvsym);
+  return dlvsym_decide(handle, name, version, caller, out);
 }
 
 }  // extern "C"

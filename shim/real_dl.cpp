@@ -1,4 +1,12 @@
 // real_dl.cpp: find libc's dlvsym by walking its GNU hash table in memory.
+//
+// Everything here may run inside the first dlsym of the process, which a sanitizer
+// runtime makes while it sets up its own interceptors, before any constructor: so it
+// allocates nothing, takes no lock and calls no C library function a sanitizer
+// intercepts (strcmp, strlen, dl_iterate_phdr: their real pointers are still null
+// then). In a CUDASHIM_TSAN tree this file is compiled without instrumentation
+// (shim/CMakeLists.txt): ThreadSanitizer's own function-entry hook faults before its
+// runtime is initialised.
 #include "shim/real_dl.h"
 
 #include <elf.h>
@@ -8,7 +16,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
+
+// The linker's symbol for our own ELF header, at the start of our first PT_LOAD.
+extern "C" const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
 
 namespace cudashim::shim {
 namespace {
@@ -26,12 +36,9 @@ struct ObjectView {
 // below the load base is still an offset (other loaders, other architectures).
 const void* dyn_ptr(ElfW(Addr) base, ElfW(Addr) v) { return reinterpret_cast<const void*>(v < base ? v + base : v); }
 
-bool view_of(const dl_phdr_info* info, ObjectView& o) {
-  o.base = info->dlpi_addr;
-  const ElfW(Dyn)* dyn = nullptr;
-  for (int i = 0; i < info->dlpi_phnum; ++i)
-    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-      dyn = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+bool view_of(const link_map* lm, ObjectView& o) {
+  o.base = lm->l_addr;
+  const ElfW(Dyn)* dyn = lm->l_ld;
   if (dyn == nullptr) return false;
   for (; dyn->d_tag != DT_NULL; ++dyn) {
     switch (dyn->d_tag) {
@@ -66,9 +73,7 @@ const char* version_name(const ObjectView& o, unsigned ndx) {
   return nullptr;
 }
 
-// strcmp(a, b) == 0 without calling the C library: real_dl() runs inside the first
-// dlsym of the process, which a sanitizer runtime makes while it sets up its own
-// interceptors (strcmp among them: calling it then jumps to address 0).
+// strcmp(a, b) == 0 without calling the C library (see the top of the file).
 bool same_text(const char* a, const char* b) {
   while (*a != '\0' && *a == *b) ++a, ++b;
   return *a == *b;
@@ -98,69 +103,55 @@ void* lookup(const ObjectView& o, const char* name, const char* version) {
   return nullptr;
 }
 
-struct FindDlvsym {
-  const char* version;
-  void* result;
-  ElfW(Addr) self_base;
-};
-
-int find_dlvsym_cb(dl_phdr_info* info, size_t, void* data) {
-  auto* f = static_cast<FindDlvsym*>(data);
-  if (info->dlpi_addr == f->self_base) return 0;  // never ourselves
-  ObjectView o;
-  if (!view_of(info, o)) return 0;
-  f->result = lookup(o, "dlvsym", f->version);
-  return f->result != nullptr;
-}
-
 struct SelfRange {
-  uintptr_t lo = 0, hi = 0;
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
   ElfW(Addr) base = 0;
 };
-SelfRange g_self;
-std::atomic<bool> g_self_known{false};
 
-int self_cb(dl_phdr_info* info, size_t, void* data) {
-  const auto here = reinterpret_cast<uintptr_t>(&self_cb);
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    const uintptr_t lo = info->dlpi_addr + ph.p_vaddr, hi = lo + ph.p_memsz;
-    if (here >= lo && here < hi) {
-      auto* s = static_cast<SelfRange*>(data);
-      s->base = info->dlpi_addr;
-      // The whole object: from its lowest to its highest PT_LOAD.
-      s->lo = UINTPTR_MAX;
-      s->hi = 0;
-      for (int j = 0; j < info->dlpi_phnum; ++j) {
-        const ElfW(Phdr)& p = info->dlpi_phdr[j];
-        if (p.p_type != PT_LOAD) continue;
-        const uintptr_t a = info->dlpi_addr + p.p_vaddr;
-        if (a < s->lo) s->lo = a;
-        if (a + p.p_memsz > s->hi) s->hi = a + p.p_memsz;
-      }
-      return 1;
+// Our own object, from our ELF header's program headers (dl_iterate_phdr and dladdr
+// are intercepted or take the loader's lock). Computed on each call: a few program
+// headers, and nothing shared to publish.
+SelfRange self_range() {
+  const ElfW(Ehdr)* eh = &__ehdr_start;
+  const auto* ph = reinterpret_cast<const ElfW(Phdr)*>(reinterpret_cast<const char*>(eh) + eh->e_phoff);
+  SelfRange s;
+  // The header is mapped where the PT_LOAD holding file offset 0 starts: that gives the load base.
+  for (int i = 0; i < eh->e_phnum; ++i)
+    if (ph[i].p_type == PT_LOAD && ph[i].p_offset == 0) {
+      s.base = reinterpret_cast<ElfW(Addr)>(eh) - ph[i].p_vaddr;
+      break;
     }
+  // The whole object: from its lowest to its highest PT_LOAD.
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type != PT_LOAD) continue;
+    const uintptr_t a = s.base + ph[i].p_vaddr;
+    if (a < s.lo) s.lo = a;
+    if (a + ph[i].p_memsz > s.hi) s.hi = a + ph[i].p_memsz;
   }
-  return 0;
+  return s;
 }
 
-const SelfRange& self_range() {
-  if (!g_self_known.load(std::memory_order_acquire)) {
-    SelfRange s;
-    dl_iterate_phdr(self_cb, &s);
-    g_self = s;
-    g_self_known.store(true, std::memory_order_release);
+// dlvsym@`version` in the first loaded object that defines it, never ourselves. The
+// loader's list (_r_debug, ld.so's own) is walked without its lock: it is in load
+// order, and the start-up objects (libc among them) come first and are never unloaded.
+void* find_dlvsym(const char* version, ElfW(Addr) self_base) {
+  for (const link_map* lm = _r_debug.r_map; lm != nullptr; lm = lm->l_next) {
+    if (lm->l_addr == self_base) continue;
+    ObjectView o;
+    if (!view_of(lm, o)) continue;
+    if (void* p = lookup(o, "dlvsym", version)) return p;
   }
-  return g_self;
+  return nullptr;
 }
 
 [[noreturn]] void die_missing(const char* what) {
   // No allocation, no stdio: this may run inside the loader.
   const char pre[] = "cudashim: fatal: the C library offers no ";
   const char post[] = "; cudashim cannot interpose dlopen/dlsym in this process (unset LD_PRELOAD)\n";
+  size_t n = 0;
+  while (what[n] != '\0') ++n;
   (void)!write(2, pre, sizeof pre - 1);
-  (void)!write(2, what, std::strlen(what));
+  (void)!write(2, what, n);
   (void)!write(2, post, sizeof post - 1);
   abort();
 }
@@ -173,36 +164,46 @@ Fn next_versioned(void* (*dlvsym_fn)(void*, const char*, const char*), const cha
   return reinterpret_cast<Fn>(p);
 }
 
+// Published once: the first caller to claim it writes g_real, then marks it ready.
+// Callers that race it compute the same values and keep their own copy.
 RealDl g_real;
-std::atomic<bool> g_real_ready{false};
+std::atomic<int> g_real_state{0};  // 0 unset, 1 being written, 2 ready
+thread_local RealDl t_real;
+
+std::atomic<bool> g_constructed{false};
+__attribute__((constructor(101))) void mark_constructed() { g_constructed.store(true, std::memory_order_release); }
 
 }  // namespace
 
+bool shim_constructed() { return g_constructed.load(std::memory_order_acquire); }
+
 bool is_own_address(const void* addr) {
-  const SelfRange& s = self_range();
+  const SelfRange s = self_range();
   const auto a = reinterpret_cast<uintptr_t>(addr);
   return a >= s.lo && a < s.hi;
 }
 
 const RealDl& real_dl() {
-  if (__builtin_expect(g_real_ready.load(std::memory_order_acquire), 1)) return g_real;
-  // Racing first callers compute the same values; publishing twice is harmless.
-  FindDlvsym f{"GLIBC_2.34", nullptr, self_range().base};
-  dl_iterate_phdr(find_dlvsym_cb, &f);
-  if (f.result == nullptr) {
-    f.version = "GLIBC_2.2.5";
-    dl_iterate_phdr(find_dlvsym_cb, &f);
-  }
-  if (f.result == nullptr) die_missing("dlvsym");
+  if (__builtin_expect(g_real_state.load(std::memory_order_acquire) == 2, 1)) return g_real;
+  const ElfW(Addr) self_base = self_range().base;
+  void* dlvsym_fn = find_dlvsym("GLIBC_2.34", self_base);
+  if (dlvsym_fn == nullptr) dlvsym_fn = find_dlvsym("GLIBC_2.2.5", self_base);
+  if (dlvsym_fn == nullptr) die_missing("dlvsym");
   RealDl r;
-  r.dlvsym = reinterpret_cast<decltype(r.dlvsym)>(f.result);
+  r.dlvsym = reinterpret_cast<decltype(r.dlvsym)>(dlvsym_fn);
   r.dlsym = next_versioned<decltype(r.dlsym)>(r.dlvsym, "dlsym");
   r.dlopen = next_versioned<decltype(r.dlopen)>(r.dlvsym, "dlopen");
   r.dlmopen = next_versioned<decltype(r.dlmopen)>(r.dlvsym, "dlmopen");
   r.dlclose = next_versioned<decltype(r.dlclose)>(r.dlvsym, "dlclose");
-  g_real = r;
-  g_real_ready.store(true, std::memory_order_release);
-  return g_real;
+  int expected = 0;
+  if (g_real_state.compare_exchange_strong(expected, 1, std::memory_order_acquire)) {
+    g_real = r;
+    g_real_state.store(2, std::memory_order_release);
+    return g_real;
+  }
+  if (expected == 2) return g_real;
+  t_real = r;
+  return t_real;
 }
 
 }  // namespace cudashim::shim

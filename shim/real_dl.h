@@ -24,4 +24,13 @@ const RealDl& real_dl();
 // True when `addr` lies inside libcudashim.so itself (a wrapper, never a real function).
 bool is_own_address(const void* addr);
 
+// True once the library's first constructor ran. Before that, in a CUDASHIM_TSAN tree,
+// the dl* entry points only forward (shim/dl_hooks.cpp): the first dlsym calls come
+// from the sanitizer runtime setting itself up, when instrumented code cannot run yet.
+bool shim_constructed();
+
+// On code that may run before a sanitizer runtime is initialised (no instrumentation,
+// not even the function-entry hook, which faults then).
+#define CUDASHIM_NO_TSAN __attribute__((no_sanitize("thread")))
+
 }  // namespace cudashim::shim

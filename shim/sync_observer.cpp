@@ -110,9 +110,12 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
     s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
   }
-  // The hit that makes a site a finding announces it once.
+  // A site is classified once, by the first hit past the warm-up that finds its first hit's
+  // capture finished (captured == 2, acquire: before that its api and stacks may still be
+  // being written by that thread); it announces itself if that makes it a finding.
   const uint64_t hits = s->hits.load(std::memory_order_relaxed);
-  if (hits == th.warmup_hits + 1) {
+  if (hits > th.warmup_hits && !s->classified.load(std::memory_order_relaxed) &&
+      s->captured.load(std::memory_order_acquire) == 2 && !s->classified.exchange(true, std::memory_order_relaxed)) {
     const policy::SyncRule rule = policy::classify_site(*s);
     if (rule != policy::SyncRule::none) announce(*s, rule);
   }
