@@ -164,7 +164,7 @@ void stream_ensure_started() {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_attr_setstacksize(&attr, 1024 * 1024);  // it also re-reads the library inventory
   if (pthread_create(&th, &attr, flush_loop, nullptr) == 0) {
     pthread_setname_np(th, "cudashim-flush");
     g_wake_pid.store(getpid());
