@@ -18,6 +18,7 @@ struct CallFacts {
   uint64_t t0 = 0;             // the wrapper's clock reading at the start (timed calls)
   MemKind mem_kind = MemKind::device;  // allocations: what was allocated, under which key
   unsigned long long key = 0;
+  uint64_t blocked_ticks = 0;  // the pool's rows: ticks spent in the driver's blocking calls
 };
 
 // Counts one call at its call site (native return address and, in CPython, the

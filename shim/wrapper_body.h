@@ -104,10 +104,10 @@
 #define CUDASHIM_POOL_ROUTE(TIMING, ARGS)                                                                  \
   if constexpr (::cudashim::shim::pool_routed(kId)) {                                                      \
     if (::cudashim::policy::pool_enabled()) {                                                              \
-      const uint64_t pt0_ = ::cudashim::now_ticks();                                                       \
-      facts_.t0 = pt0_;                                                                                    \
+      /* the pool times only its calls into the driver (facts_.t0, blocked_ticks): a free */              \
+      /* the cache takes never blocks and reads no clock */                                                 \
       const auto pr_ = ::cudashim::shim::pool_call<kId>(facts_, real CUDASHIM_ARGS_TAIL ARGS);             \
-      const uint64_t pdt_ = ::cudashim::Timing::TIMING != ::cudashim::Timing::NONE ? ::cudashim::now_ticks() - pt0_ : 0; \
+      const uint64_t pdt_ = facts_.blocked_ticks;                                                          \
       if constexpr (kSite)                                                                                 \
         if (scope.outermost()) ::cudashim::shim::observe(kId, __builtin_return_address(0), pdt_, facts_);  \
       scope.finish(static_cast<uint64_t>(pr_), pdt_);                                                      \
