@@ -61,7 +61,7 @@ size_t site_capacity() { return kSites; }
 CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
   uint64_t key = mix(mix(mix(static_cast<uint64_t>(api) + 1, reinterpret_cast<uintptr_t>(ra)),
                          reinterpret_cast<uintptr_t>(py.code)),
-                     static_cast<uint64_t>(py.line));
+                     py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line));
   if (key == 0) key = 1;
   size_t b = key & (kSites - 1);
   for (size_t probe = 0; probe < 64; ++probe, b = (b + 1) & (kSites - 1)) {

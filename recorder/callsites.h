@@ -48,9 +48,11 @@ struct CallSite {
   PyFrameText py[kMaxPyFrames] = {};
 };
 
-// The Python location of the calling thread: filled only while it holds the GIL.
+// The Python location of the calling thread (shim/python_stack.cpp): its innermost
+// code object, and either the instruction pointer in it (3.12, 3.13) or the line.
 struct PyLocation {
   const void* code = nullptr;
+  const void* ip = nullptr;
   int line = 0;
 };
 

@@ -11,6 +11,13 @@
 //    code object, line from PyUnstable_InterpreterFrame_GetLine. The layout is
 //    discovered once by probing with process_vm_readv (a bad guess is an EFAULT,
 //    never a crash) and checked against PyCode_Type / PyUnicode_Type on every read.
+//    On 3.12 and 3.13 this reader is also used while the GIL is held: PyEval_GetFrame
+//    would materialize a frame object (which the interpreter must then copy the frame
+//    into when the function returns) and PyFrame_GetLineNumber decodes the line table
+//    on every call. A hit is keyed by (code object, instruction pointer); the line is
+//    read once, when the site's stacks are captured at its first hit.
+//    Entry frames that delimit C and Python stacks (owner FRAME_OWNED_BY_CSTACK, the
+//    "<shim>" code of the interpreter trampoline) are skipped.
 //    CUDASHIM_PYTHON_STACKS=0 turns both readers off.
 #include <dlfcn.h>
 #include <sys/uio.h>
@@ -61,6 +68,9 @@ std::atomic<int> g_probes{0};
 std::atomic<bool> g_gil_free_ok{false};
 
 constexpr int kPrevOff = 8;           // _PyInterpreterFrame.previous (3.12, 3.13)
+constexpr int kInstrOff = 56;         // .prev_instr (3.12) / .instr_ptr (3.13)
+constexpr int kOwnerOff = 70;         // .owner (char), after int stacktop and uint16 return_offset
+constexpr char kOwnedByCStack = 3;    // FRAME_OWNED_BY_CSTACK: an entry frame, not Python code
 constexpr int kAsciiDataOff = 40;     // sizeof(PyASCIIObject) (3.12, 3.13: no wstr)
 constexpr int kStrStateOff = 32;      // PyASCIIObject.state
 constexpr unsigned kCompactAscii = (1u << 5) | (1u << 6);
@@ -114,6 +124,13 @@ bool probe_tstate(const void* tstate) {
   return false;
 }
 
+// A frame of Python code: its code is a code object and it is not an entry frame.
+bool is_python_frame(const void* f) {
+  const void* code = reinterpret_cast<const void*>(word(f, 0));
+  return code != nullptr && type_of(code) == g_py.code_type &&
+         *(static_cast<const char*>(f) + kOwnerOff) < kOwnedByCStack;
+}
+
 // The innermost Python frame of this thread whose code is a code object, or nullptr.
 const void* current_iframe() {
   if (!g_gil_free_ok.load(std::memory_order_acquire)) {
@@ -128,9 +145,8 @@ const void* current_iframe() {
   const void* p = reinterpret_cast<const void*>(word(ts, g_layout.tstate_off));
   if (p != nullptr && g_layout.via_cframe) p = reinterpret_cast<const void*>(word(p, 0));
   for (int guard = 0; p != nullptr && guard < 64; ++guard) {
-    const void* code = reinterpret_cast<const void*>(word(p, 0));
-    if (code != nullptr && type_of(code) == g_py.code_type) return p;
-    p = reinterpret_cast<const void*>(word(p, kPrevOff));  // a C-stack shim frame: look further out
+    if (is_python_frame(p)) return p;
+    p = reinterpret_cast<const void*>(word(p, kPrevOff));  // a C-stack entry frame: look further out
   }
   return nullptr;
 }
@@ -154,6 +170,13 @@ bool gil_held() { return g_py.is_initialized() != 0 && g_py.gil_check() == 1; }
 
 void locate(recorder::PyLocation& out) {
   if (g_py.is_initialized() == 0) return;
+  if (g_py.iframe_line != nullptr) {  // 3.12, 3.13: with or without the GIL, no line yet
+    if (const void* f = current_iframe()) {
+      out.code = reinterpret_cast<const void*>(word(f, 0));
+      out.ip = reinterpret_cast<const void*>(word(f, kInstrOff));
+      return;
+    }
+  }
   if (g_py.gil_check() == 1) {
     PyObj* frame = g_py.get_frame();
     if (frame == nullptr) return;
@@ -162,11 +185,6 @@ void locate(recorder::PyLocation& out) {
     out.line = g_py.line_number(frame);
     g_py.decref(code);
     return;
-  }
-  if (g_py.iframe_line == nullptr) return;
-  if (const void* f = current_iframe()) {
-    out.code = reinterpret_cast<const void*>(word(f, 0));
-    out.line = g_py.iframe_line(const_cast<void*>(f));
   }
 }
 
@@ -211,7 +229,7 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
   int n = 0;
   for (const void* f = current_iframe(); f != nullptr && n < max;) {
     const void* code = reinterpret_cast<const void*>(word(f, 0));
-    if (code != nullptr && type_of(code) == g_py.code_type) {
+    if (is_python_frame(f)) {
       copy_ascii(frames[n].file, sizeof frames[n].file, reinterpret_cast<const void*>(word(code, g_layout.filename_off)));
       copy_ascii(frames[n].function, sizeof frames[n].function,
                  reinterpret_cast<const void*>(word(code, g_layout.filename_off + 8)));
