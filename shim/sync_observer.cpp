@@ -77,8 +77,16 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     install_python_readers();
     g_python_looked.store(true, std::memory_order_relaxed);
   }
+  const HookInfo& info = hook_info(id);
+  // An asynchronous copy or memset that stays on the device can never be a finding
+  // (policy::classify_site), so its site is the native one only: reading the Python
+  // stack is most of a site's cost (380 ns on the GPU host, gpu/results/...-run10) and
+  // these are most of a transformer step's timed calls (~135 of 159).
+  const bool device_async = info.kind == RecKind::COPY && info.timing == Timing::TIMED &&
+                            (f.dir == CopyDir::D2D || f.dir == CopyDir::MEMSET);
   rec::PyLocation py;
-  if (rec::PyLocate locate = rec::g_py_locate.load(std::memory_order_relaxed)) locate(py);
+  if (!device_async)
+    if (rec::PyLocate locate = rec::g_py_locate.load(std::memory_order_relaxed)) locate(py);
   CallSite* s = rec::site_for(id, ra, py);
   if (s == nullptr) return;
   rec::site_hit(s, ticks, f.bytes);
@@ -90,7 +98,6 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   }
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
   rec::ThreadState& ts = rec::g_tls;
-  const HookInfo& info = hook_info(id);
   const policy::SyncThresholds& th = policy::sync_thresholds();
 
   if (info.kind == RecKind::COPY) {
