@@ -18,6 +18,14 @@ int cudashim_write_report(const char* path);
  * "cuMemAlloc_v2") was called in this process so far; 0 for unknown names. */
 unsigned long long cudashim_api_calls(const char* abi_name);
 
+/* Turns call-site attribution (the synchronization analysis: Python and native call
+ * sites, sync findings, the timeline) on (1) or off (0) from now on, in every thread;
+ * -1 returns to what the policy says (sync.call_sites). Counters, the ledger and every
+ * policy (caps included) keep working either way. Returns the state before the call
+ * (1 on, 0 off). Meant for measuring its cost in one process, or for leaving a section
+ * of a job out of the findings. */
+int cudashim_set_call_sites(int on);
+
 #ifdef __cplusplus
 }
 #endif

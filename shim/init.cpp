@@ -32,6 +32,7 @@
 #include "shim/library_watch.h"
 #include "shim/log.h"
 #include "shim/report_writer.h"
+#include "shim/sync_observer.h"
 #include "shim/terminate.h"
 
 namespace cudashim::shim {
@@ -194,6 +195,10 @@ extern "C" __attribute__((visibility("default"))) int cudashim_write_report(cons
   } catch (...) {
     return -ENOMEM;
   }
+}
+
+extern "C" __attribute__((visibility("default"))) int cudashim_set_call_sites(int on) {
+  return cudashim::shim::set_call_sites(on) ? 1 : 0;
 }
 
 extern "C" __attribute__((visibility("default"))) unsigned long long cudashim_api_calls(const char* abi_name) {

@@ -71,8 +71,17 @@ uint64_t maybe_sample_cpu(recorder::CallScope& scope) {
   return thread_cpu_ns();
 }
 
+// cudashim_set_call_sites: -1 as the policy says, 0 off, 1 on. One relaxed load per call.
+std::atomic<int> g_sites_override{-1};
+
+bool set_call_sites(int on) {
+  const int before = g_sites_override.exchange(on < 0 ? -1 : (on ? 1 : 0), std::memory_order_relaxed);
+  return before < 0 ? policy::sync_thresholds().call_sites : before == 1;
+}
+
 void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
-  if (!policy::sync_thresholds().call_sites) return;
+  const int o = g_sites_override.load(std::memory_order_relaxed);
+  if (o == 0 || (o < 0 && !policy::sync_thresholds().call_sites)) return;
   if (!g_python_looked.load(std::memory_order_relaxed)) {
     install_python_readers();
     g_python_looked.store(true, std::memory_order_relaxed);

@@ -27,6 +27,10 @@ struct CallFacts {
 // relaxed atomic adds; CPython processes also read the current frame and line.
 void observe(HookId id, const void* return_address, uint64_t ticks, const CallFacts& facts);
 
+// Call sites on or off at run time (cudashim_set_call_sites): 1 on, 0 off, -1 as the
+// policy says. Returns whether they were on before.
+bool set_call_sites(int on);
+
 // Returns the thread CPU time in ns when this blocking call is one of the sampled
 // ones (every 16th per thread), else 0. Samples tell spinning from sleeping.
 uint64_t maybe_sample_cpu(recorder::CallScope& scope);

@@ -13,7 +13,8 @@ out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_ou
 exported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
 hooks = set(subprocess.run([cli, "hooks", "--names"], check=True, capture_output=True, text=True).stdout.split())
 allowed = hooks | {"dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym"} | {
-    "cudashim_version", "cudashim_write_report", "cudashim_api_calls"}
+    "cudashim_version", "cudashim_write_report", "cudashim_api_calls",
+    "cudashim_set_call_sites"}
 extra = sorted(exported - allowed)
 missing = sorted(allowed - exported)
 if extra or missing:

@@ -62,6 +62,15 @@ def main():
     if p.returncode != 0 or warn:
         errors.append(f"clean: exit {p.returncode}, warning-level findings {warn}")
     print(f"clean: warning-level findings {warn}")
+    # call sites turned off around the loop (cudashim_set_call_sites): the syncs are still
+    # counted, but no site and no finding comes from them
+    p, reps = run(shim, fake, prog, "explicit_sync", {"SYNC_RULES_SITES_OFF": "1"})
+    ids = [x["id"] for r in reps for x in r["findings"]]
+    calls = reps[0]["api"].get("cudaDeviceSynchronize", {}).get("calls", 0) if len(reps) == 1 else 0
+    if p.returncode != 0 or "sync.explicit-in-loop" in ids or calls != STEPS:
+        errors.append(f"sites off: exit {p.returncode}, findings {ids}, cudaDeviceSynchronize calls {calls} "
+                      f"(expected no sync.explicit-in-loop and {STEPS} calls)")
+    print(f"sites off: findings {ids}, cudaDeviceSynchronize calls {calls}")
     # CUDA_LAUNCH_BLOCKING=1 is a finding of its own
     p, reps = run(shim, fake, prog, "clean", {"CUDA_LAUNCH_BLOCKING": "1"})
     if not any(x["id"] == "env.launch-blocking" for r in reps for x in r["findings"]):

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -33,6 +34,13 @@ int main(int argc, char** argv) {
     auto set_flags = drv ? reinterpret_cast<SetFlags>(dlsym(drv, "cuDevicePrimaryCtxSetFlags_v2")) : nullptr;
     if (set_flags == nullptr || set_flags(0, CU_CTX_BLOCKING_SYNC) != CUDA_SUCCESS) return 3;
   }
+  // SYNC_RULES_SITES_OFF=1: the loop runs with call sites turned off through the C API
+  // (cudashim_set_call_sites), which must say they were on.
+  using SetSites = int (*)(int);
+  const char* off_env = std::getenv("SYNC_RULES_SITES_OFF");
+  const bool sites_off = off_env != nullptr && std::strcmp(off_env, "1") == 0;
+  auto set_sites = reinterpret_cast<SetSites>(dlsym(RTLD_DEFAULT, "cudashim_set_call_sites"));
+  if (sites_off && (set_sites == nullptr || set_sites(0) != 1)) return 4;
   float loss = 0;
   void* args[] = {nullptr};
   for (int s = 0; s < kSteps; ++s) {
@@ -69,6 +77,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (sites_off && set_sites(-1) != 0) return 4;
   // clean: one read-back at the very end, outside the loop.
   CHECK_RT(cudaMemcpyAsync(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost, nb));
   CHECK_RT(cudaStreamSynchronize(nb));
