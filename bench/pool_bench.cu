@@ -1,17 +1,20 @@
 // pool_bench.cu: what an alloc+free pair costs with cudashim's caching pool vs. without it
 // (and vs. the stream-ordered allocator), 4 KiB .. 64 MiB, on a real GPU.
 //
-// Build:  nvcc -O2 -o pool_bench pool_bench.cu      (-arch=sm_90 as well skips the PTX JIT on an H200)
+// Build:  nvcc -O2 -o pool_bench pool_bench.cu -lcuda  (-arch=sm_90 as well skips the PTX JIT on an H200)
 // Run:    LD_PRELOAD=.../libcudashim.so ./pool_bench [--rounds 5] [--pairs 200]
 //
 // The parent runs itself as a child per round, alternating CUDASHIM_POOL=0 (raw) and
 // CUDASHIM_POOL=1 (pool): A B A B ..., so drift (clocks, other tenants) hits both alike. Each
-// child times `pairs` cudaMalloc+cudaFree pairs per size, one at a time, after a warm-up, and
-// prints the median ns per size for five loops: the bare pair; the pair with a tiny kernel
+// child times `pairs` pairs per size in batches of kBatch (one clock read per batch, not per
+// pair: a clock read is 20-40 ns, a pooled pair not much more), after a warm-up, and prints
+// the median per-pair ns over the batches for six loops: the driver's cuMemAlloc+cuMemFree
+// (what the pool's goal is stated against); cudaMalloc+cudaFree; that pair with a tiny kernel
 // on the allocated block in between (the pool then records events at every free);
 // cudaMallocAsync+cudaFreeAsync on the legacy stream, bare and with the kernel; and the
-// kernel launch alone (what the "+kernel" rows pay for the launch itself). The parent prints the median over
-// rounds, side by side, with the pool/raw ratio.
+// kernel launch alone (what the "+kernel" rows pay for the launch itself). The parent prints
+// the median over rounds, side by side, with the pool/raw ratio and raw/pool speed-up.
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +28,16 @@
 #include <string>
 #include <vector>
 
+#define CHECK_CU(call)                                                             \
+  do {                                                                             \
+    CUresult e_ = (call);                                                          \
+    if (e_ != CUDA_SUCCESS) {                                                      \
+      std::fprintf(stderr, "%s:%d: %s: CUresult %d\n", __FILE__, __LINE__, #call, \
+                   static_cast<int>(e_));                                          \
+      std::exit(3);                                                                \
+    }                                                                              \
+  } while (0)
+
 #define CHECK(call)                                                                                \
   do {                                                                                             \
     cudaError_t e_ = (call);                                                                       \
@@ -37,8 +50,10 @@
 __global__ void touch(char* p) { p[threadIdx.x] = 1; }
 
 const size_t kSizes[] = {4u << 10, 16u << 10, 64u << 10, 256u << 10, 1u << 20, 4u << 20, 16u << 20, 64u << 20};
-const char* kLoops[] = {"pair", "pair+kernel", "async pair", "async+kernel", "kernel only"};
-constexpr int kLoopCount = 5;
+const char* kLoops[] = {"cuMemAlloc pair", "cudaMalloc pair", "pair+kernel", "async pair", "async+kernel",
+                        "kernel only"};
+constexpr int kLoopCount = 6;
+constexpr int kBatch = 20;  // pairs per timed batch
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -50,32 +65,50 @@ double now_ns() {
 }
 
 // Child: prints "loop size median_ns" lines.
+// One pair of loop `loop` on `bytes`.
+inline void one_pair(int loop, size_t bytes, void* scratch) {
+  void* p = nullptr;
+  switch (loop) {
+    case 0: {
+      CUdeviceptr d = 0;
+      CHECK_CU(cuMemAlloc(&d, bytes));
+      CHECK_CU(cuMemFree(d));
+      break;
+    }
+    case 1:
+    case 2:
+      CHECK(cudaMalloc(&p, bytes));
+      if (loop == 2) touch<<<1, 32>>>(static_cast<char*>(p));
+      CHECK(cudaFree(p));
+      break;
+    case 3:
+    case 4:
+      CHECK(cudaMallocAsync(&p, bytes, nullptr));
+      if (loop == 4) touch<<<1, 32>>>(static_cast<char*>(p));
+      CHECK(cudaFreeAsync(p, nullptr));
+      break;
+    default:
+      touch<<<1, 32>>>(static_cast<char*>(scratch));
+  }
+}
+
+// Child: prints "loop size median_ns_per_pair" lines.
 int child(int pairs) {
-  CHECK(cudaFree(nullptr));
+  CHECK(cudaFree(nullptr));  // the primary context, current on this thread for the driver loop too
   void* scratch = nullptr;
   CHECK(cudaMalloc(&scratch, 64));
+  const int batches = pairs / kBatch > 0 ? pairs / kBatch : 1;
   for (int loop = 0; loop < kLoopCount; ++loop)
     for (size_t bytes : kSizes) {
+      for (int i = 0; i < kBatch; ++i) one_pair(loop, bytes, scratch);  // warm-up
       std::vector<double> t;
-      for (int i = -10; i < pairs; ++i) {
-        void* p = nullptr;
+      for (int b = 0; b < batches; ++b) {
         const double t0 = now_ns();
-        if (loop == 4) {
-          touch<<<1, 32>>>(static_cast<char*>(scratch));
-        } else if (loop == 2 || loop == 3) {
-          CHECK(cudaMallocAsync(&p, bytes, nullptr));
-          if (loop == 3) touch<<<1, 32>>>(static_cast<char*>(p));
-          CHECK(cudaFreeAsync(p, nullptr));
-        } else {
-          CHECK(cudaMalloc(&p, bytes));
-          if (loop == 1) touch<<<1, 32>>>(static_cast<char*>(p));
-          CHECK(cudaFree(p));
-        }
-        const double dt = now_ns() - t0;
-        if (i >= 0) t.push_back(dt);
+        for (int i = 0; i < kBatch; ++i) one_pair(loop, bytes, scratch);
+        t.push_back((now_ns() - t0) / kBatch);
       }
       CHECK(cudaDeviceSynchronize());
-      std::printf("%d %zu %.0f\n", loop, bytes, median(t));
+      std::printf("%d %zu %.1f\n", loop, bytes, median(t));
     }
   return 0;
 }
@@ -118,13 +151,14 @@ int main(int argc, char** argv) {
       }
     }
   const bool preloaded = std::getenv("LD_PRELOAD") && std::strstr(std::getenv("LD_PRELOAD"), "cudashim");
-  std::printf("# alloc+free pair, median ns over %d rounds of %d pairs (A B A B)%s\n", rounds, pairs,
+  std::printf("# alloc+free pair, median ns over %d rounds of %d pairs timed in batches of %d (A B A B)%s\n", rounds, pairs, kBatch,
               preloaded ? "" : "  -- WARNING: libcudashim.so is not in LD_PRELOAD, 'pool' is raw too");
-  std::printf("%-12s %10s %12s %12s %8s\n", "loop", "size", "raw ns", "pool ns", "pool/raw");
+  std::printf("%-16s %10s %12s %12s %9s %9s\n", "loop", "size", "raw ns", "pool ns", "pool/raw", "speed-up");
   for (int loop = 0; loop < kLoopCount; ++loop)
     for (size_t bytes : kSizes) {
       const double raw = median(results[0][loop][bytes]), pool = median(results[1][loop][bytes]);
-      std::printf("%-12s %9zuK %12.0f %12.0f %8.3f\n", kLoops[loop], bytes >> 10, raw, pool, raw > 0 ? pool / raw : 0);
+      std::printf("%-16s %9zuK %12.1f %12.1f %9.4f %8.1fx\n", kLoops[loop], bytes >> 10, raw, pool,
+                  raw > 0 ? pool / raw : 0, pool > 0 ? raw / pool : 0);
     }
   return 0;
 }
