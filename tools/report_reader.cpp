@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 
@@ -173,6 +174,55 @@ void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std
   out.push_back({p.string(), std::move(doc)});
 }
 
+// A process's event stream (cudashim-*.ndjson), for a process that left no report (killed
+// with SIGKILL, or still running): what it said up to its last complete line.
+void add_stream(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std::string>& problems) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) {
+    problems.push_back(fmt::format("{}: cannot be read", p.string()));
+    return;
+  }
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  nlohmann::json doc = {{"schema", "cudashim.stream-summary/1"}, {"pid", 0}, {"lines", 0}, {"ended", false},
+                        {"last_t_ns", 0}, {"last_counters", nullptr}, {"findings", nlohmann::json::array()},
+                        {"libraries_loaded", 0}, {"signal", nullptr}, {"cut", nullptr}};
+  size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    const size_t nl = text.find('\n', pos);
+    const bool complete = nl != std::string::npos;
+    const std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
+    ++line_no;
+    nlohmann::json ev = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!complete || ev.is_discarded() || !ev.is_object()) {
+      doc["cut"] = fmt::format("line {} is {} ({} bytes) and was not read{}", line_no,
+                               complete ? "not JSON" : "incomplete", line.size(),
+                               complete ? fmt::format(", nor the {} bytes after it", text.size() - nl - 1) : "");
+      break;
+    }
+    doc["lines"] = line_no;
+    if (ev.contains("t_ns") && ev["t_ns"].is_number()) doc["last_t_ns"] = ev["t_ns"];
+    const std::string type = ev.value("type", "");
+    if (type == "start") doc["pid"] = ev.value("pid", 0);
+    else if (type == "snapshot" || type == "exit") doc["last_counters"] = ev;
+    if (type == "exit") doc["ended"] = true;
+    else if (type == "finding") doc["findings"].push_back(ev.value("id", "?"));
+    else if (type == "library_load") doc["libraries_loaded"] = doc["libraries_loaded"].get<int>() + 1;
+    else if (type == "signal") doc["signal"] = ev;
+    pos = nl + 1;
+  }
+  if (line_no == 0) {
+    problems.push_back(fmt::format("{}: an empty event stream; skipped", p.string()));
+    return;
+  }
+  out.push_back({p.string(), std::move(doc)});
+}
+
+// True when `p` (cudashim-X.ndjson) has its process's report beside it (cudashim-X.json).
+bool has_report(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(fs::path(p).replace_extension(".json"), ec);
+}
+
 }  // namespace
 
 void resolve_native_sites(nlohmann::json& doc) {
@@ -208,13 +258,14 @@ std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, st
       std::vector<fs::path> files;
       for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
         const std::string name = e.path().filename().string();
-        if (e.is_regular_file() && name.rfind("cudashim-", 0) == 0 && e.path().extension() == ".json")
+        if (e.is_regular_file() && name.rfind("cudashim-", 0) == 0 &&
+            (e.path().extension() == ".json" || (e.path().extension() == ".ndjson" && !has_report(e.path()))))
           files.push_back(e.path());
       }
       std::sort(files.begin(), files.end());
-      for (const auto& f : files) add_file(f, out, problems);
+      for (const auto& f : files) (f.extension() == ".ndjson" ? add_stream : add_file)(f, out, problems);
     } else if (fs::exists(p, ec)) {
-      add_file(p, out, problems);
+      (p.extension() == ".ndjson" ? add_stream : add_file)(p, out, problems);
     } else {
       problems.push_back(fmt::format("{}: no such file or folder", s));
     }
@@ -245,6 +296,29 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
         out += fmt::format("  thread {}: {} calls; last: {}\n", t.value("tid", 0), t.value("calls", 0), calls);
       }
       out += fmt::format("  record: {}\n", r.path);
+      continue;
+    }
+    if (d.value("schema", "") == "cudashim.stream-summary/1") {  // no report: what its event stream said
+      out += fmt::format("{}process {}{}: no report; its event stream ", bold, d.value("pid", 0), reset);
+      const double t = d.value("last_t_ns", 0ull) / 1e9;
+      if (d.value("ended", false))
+        out += fmt::format("ends with its exit line at {:.1f} s\n", t);
+      else
+        out += fmt::format("stops at {:.1f} s without an exit line: the process was killed (SIGKILL) or is still "
+                           "running\n", t);
+      if (const auto& c = d["last_counters"]; c.is_object()) {
+        out += fmt::format("  {} hooked calls ({} failed), blocked {}, as of {:.1f} s\n", c.value("calls", 0ull),
+                           c.value("errors", 0ull), human_ns(c.value("blocked_ns", 0ull)), c.value("t_ns", 0ull) / 1e9);
+        for (const auto& dev : c.value("devices", nlohmann::json::array()))
+          out += fmt::format("  device {}: live {}, peak {}\n", dev.value("device", 0),
+                             human_bytes(dev.value("live_bytes", 0ull)), human_bytes(dev.value("peak_bytes", 0ull)));
+      }
+      for (const auto& id : d.value("findings", nlohmann::json::array()))
+        out += fmt::format("  {}{}{} (found while it ran)\n", yellow, id.is_string() ? id.get<std::string>() : "?", reset);
+      if (d.value("libraries_loaded", 0) > 0)
+        out += fmt::format("  {} CUDA libraries loaded while it ran\n", d.value("libraries_loaded", 0));
+      if (d["cut"].is_string()) out += fmt::format("  {}cut:{} {}\n", yellow, reset, d["cut"].get<std::string>());
+      out += fmt::format("  stream: {}\n", r.path);
       continue;
     }
     const auto& proc = d.value("process", nlohmann::json::object());

@@ -11,9 +11,12 @@ struct LoadedReport {
   nlohmann::json doc;
 };
 
-// Loads every cudashim-*.json under each of `paths` (a file or a folder).
-// Unreadable or malformed files are skipped with one message each in `problems`,
-// naming the file and what is wrong.
+// Loads every cudashim-*.json under each of `paths` (a file or a folder), and the event
+// stream (cudashim-*.ndjson) of each process that left no report (SIGKILL, still
+// running) as a "cudashim.stream-summary/1" document: its last counters, findings and
+// library loads up to the last complete line, and what was cut. Unreadable or
+// malformed files are skipped with one message each in `problems`, naming the file
+// and what is wrong.
 std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems);
 
 // Resolves the native call sites of every finding (findings[].sites[].where_frame and
