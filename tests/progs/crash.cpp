@@ -5,10 +5,18 @@
 //             null write: the program's handler runs first and chains to the shim's
 //   sticky    a stream sync the driver answers with 700 (run with
 //             FAKECUDA_FAIL_SYNC_WITH=700): the record is written, the program exits 3
+//   double    4 threads fault at once: the shim's handler is entered 4 times, one record
+//   inhook    a thread sends SIGUSR1 to the main thread every 0.5 ms while it is inside
+//             100 stream syncs (run with FAKECUDA_SYNC_DELAY_US=2000); the program's
+//             handler counts them; then a null write
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "driver_api.h"
 
@@ -18,6 +26,15 @@ static void own_handler(int sig, siginfo_t* info, void* ctx) {
   (void)!write(2, msg, sizeof msg - 1);
   sigaction(sig, &g_prev, nullptr);  // chain, as Python's faulthandler does
   if ((g_prev.sa_flags & SA_SIGINFO) && g_prev.sa_sigaction) g_prev.sa_sigaction(sig, info, ctx);
+}
+
+static std::atomic<int> g_usr1{0};
+static void on_usr1(int) { g_usr1.fetch_add(1); }
+
+[[noreturn]] static void fault() {
+  volatile int* null = nullptr;
+  *null = 42;  // SIGSEGV
+  __builtin_unreachable();
 }
 
 int main(int argc, char** argv) {
@@ -43,7 +60,35 @@ int main(int argc, char** argv) {
     sigaction(SIGSEGV, &sa, &g_prev);
   }
   if (std::strcmp(mode, "abort") == 0) abort();
-  volatile int* null = nullptr;
-  *null = 42;  // SIGSEGV
-  return 0;
+  if (std::strcmp(mode, "double") == 0) {
+    std::atomic<bool> go{false};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 4; ++i)
+      ts.emplace_back([&go] {
+        while (!go.load()) {
+        }
+        fault();
+      });
+    go.store(true);
+    for (auto& t : ts) t.join();
+  }
+  if (std::strcmp(mode, "inhook") == 0) {
+    struct sigaction sa {};
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, nullptr);
+    const pthread_t main_thread = pthread_self();
+    std::atomic<bool> stop{false};
+    std::thread sender([&] {
+      while (!stop.load()) {
+        pthread_kill(main_thread, SIGUSR1);
+        usleep(500);
+      }
+    });
+    for (int i = 0; i < 100; ++i) CHECK_CU(sync(nullptr));
+    stop.store(true);
+    sender.join();
+    std::fprintf(stderr, "crash: %d SIGUSR1 handled during 100 syncs\n", g_usr1.load());
+  }
+  fault();
 }
