@@ -6,7 +6,6 @@
 // Prints ONE JSON line: median, p10 and p90 step time in milliseconds.
 //   alloc_train [--steps N] [--warmup N]
 // Build: nvcc -O2 -arch=sm_90 -o alloc_train alloc_train.cu
-#include <cuda_runtime.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,14 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(3);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "cuda_check.h"
 
 __global__ void fill(float* p, size_t n, float v) {
   for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n;

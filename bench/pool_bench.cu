@@ -14,8 +14,6 @@
 // cudaMallocAsync+cudaFreeAsync on the legacy stream, bare and with the kernel; and the
 // kernel launch alone (what the "+kernel" rows pay for the launch itself). The parent prints
 // the median over rounds, side by side, with the pool/raw ratio and raw/pool speed-up.
-#include <cuda.h>
-#include <cuda_runtime.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,24 +26,7 @@
 #include <string>
 #include <vector>
 
-#define CHECK_CU(call)                                                             \
-  do {                                                                             \
-    CUresult e_ = (call);                                                          \
-    if (e_ != CUDA_SUCCESS) {                                                      \
-      std::fprintf(stderr, "%s:%d: %s: CUresult %d\n", __FILE__, __LINE__, #call, \
-                   static_cast<int>(e_));                                          \
-      std::exit(3);                                                                \
-    }                                                                              \
-  } while (0)
-
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(3);                                                                                \
-    }                                                                                              \
-  } while (0)
+#include "cuda_check.h"
 
 __global__ void touch(char* p) { p[threadIdx.x] = 1; }
 
