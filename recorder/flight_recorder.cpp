@@ -3,6 +3,8 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +23,10 @@ struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
 char g_path[4096];
 std::atomic<bool> g_installed{false}, g_written{false};
 std::atomic<int> g_in_handler{0};
+// The thread that entered the handler first, and whether it finished the record: a
+// second thread that faults meanwhile must not end the process under it.
+std::atomic<long> g_writer_tid{0};
+std::atomic<bool> g_record_done{false};
 std::atomic<void (*)()> g_abort_hook{nullptr};
 
 // A fixed buffer and append helpers that never allocate (signal context).
@@ -141,10 +147,22 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   int idx = 0;
   for (int i = 0; i < static_cast<int>(sizeof kSignals / sizeof kSignals[0]); ++i)
     if (kSignals[i] == sig) idx = i;
-  // Entered twice (a fault inside the writer, or two threads): write nothing more.
+  // Entered twice (a fault inside the writer, or two threads): write nothing more. Another
+  // thread waits (at most 2 s) for the first one's record before its own fault ends the
+  // process: 4 threads faulting at once left an empty record (preload.crash.flight_record).
+  const long me = syscall(SYS_gettid);
   const bool first = g_in_handler.fetch_add(1) == 0;
-  if (first && !g_written.exchange(true))
-    write_record("signal", sig, info ? reinterpret_cast<uint64_t>(info->si_addr) : 0, "", 0);
+  if (first) {
+    g_writer_tid.store(me);
+    if (!g_written.exchange(true))
+      write_record("signal", sig, info ? reinterpret_cast<uint64_t>(info->si_addr) : 0, "", 0);
+    g_record_done.store(true, std::memory_order_release);
+  } else if (g_writer_tid.load() != me) {
+    for (int i = 0; i < 200 && !g_record_done.load(std::memory_order_acquire); ++i) {
+      const timespec tick{0, 10 * 1000 * 1000};
+      nanosleep(&tick, nullptr);
+    }
+  }
   // abort(): the record is safe on disk; the full report may follow within a deadline.
   if (first && sig == SIGABRT)
     if (auto hook = g_abort_hook.load(std::memory_order_acquire)) hook();
@@ -184,6 +202,8 @@ void flight_configure(const char* dir, const char* host, int pid, int rank) {
   g_path[n] = '\0';
   g_written.store(false);
   g_in_handler.store(0);
+  g_writer_tid.store(0);
+  g_record_done.store(false);
   if (g_installed.exchange(true)) return;
   for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
     struct sigaction sa {};
