@@ -20,11 +20,13 @@
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
 #include "recorder/json_text.h"
+#include "recorder/events.h"
 #include "recorder/library_log.h"
 #include "symbols/driver_bridge.h"
 #include "symbols/ld_cache.h"
 #include "symbols/loaded_libraries.h"
 #include "symbols/triton_toolchain.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::policy {
 namespace {
@@ -35,6 +37,8 @@ using symbols::LoadedLibrary;
 struct State {
   unsigned long long adds = 0, subs = 0;
   bool scanned = false;
+  uint64_t dl_hint = 0;  // dlopen + dlclose calls seen by the trampolines at the last walk
+  int quiet_walks = 0;   // walks since that count last changed
   std::vector<LoadedLibrary> libs;
   std::vector<Finding> findings;
   std::set<std::string> announced;  // "<id>|<subject>" already logged
@@ -91,7 +95,7 @@ void loader_counts(unsigned long long& adds, unsigned long long& subs) {
   struct Counts {
     unsigned long long adds = 0, subs = 0;
   } c;
-  dl_iterate_phdr(
+  symbols::walk_objects(
       [](dl_phdr_info* info, size_t size, void* data) -> int {
         auto* c = static_cast<Counts*>(data);
         if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) c->adds = info->dlpi_adds, c->subs = info->dlpi_subs;
@@ -141,7 +145,7 @@ std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs) 
 // SM is known (from a module load), its ptxas and libcuda discovery are checked once.
 std::string loaded_triton_package() {
   std::string found;
-  dl_iterate_phdr(
+  symbols::walk_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         const char* n = info->dlpi_name;
         const char* hit = n ? std::strstr(n, "/triton/_C/libtriton") : nullptr;
@@ -194,15 +198,31 @@ std::string lazy_loading_json() {
   return fmt::format("{{\"on\": {}, \"CUDA_MODULE_LOADING\": {}}}", eager ? "false" : "true", json_str(value));
 }
 
+// dlopen and dlclose calls so far, as the trampolines count them (ours included).
+uint64_t dl_calls() {
+  return recorder::g_events[static_cast<int>(recorder::Event::dlopen_calls)].load(std::memory_order_relaxed) +
+         recorder::g_events[static_cast<int>(recorder::Event::dlclose_calls)].load(std::memory_order_relaxed);
+}
+
 }  // namespace
 
 std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
   std::lock_guard<std::mutex> lock(g_mutex);
   State& s = state();
-  unsigned long long adds = 0, subs = 0;
-  loader_counts(adds, subs);
   const recorder::ModuleTotals totals = recorder::module_totals();
   const bool modules_changed = totals.count != s.modules_seen;
+  // Walking the loaded objects holds the loader lock that fork() leaves locked in a child
+  // (symbols/walk_objects.h): a tick walks them only when a dlopen or dlclose came since the
+  // last walk, and once more on the tick after (a load may still be in progress at the first).
+  const bool hinted = dl_calls() != s.dl_hint;
+  if (!force && s.scanned && !hinted && s.quiet_walks >= 1 && !modules_changed) return {};
+  s.quiet_walks = hinted ? 0 : s.quiet_walks + 1;
+  struct Rehint {  // after this re-read's own dlopen(RTLD_NOLOAD) probes, whichever way it returns
+    State& s;
+    ~Rehint() { s.dl_hint = dl_calls(); }
+  } rehint{s};
+  unsigned long long adds = 0, subs = 0;
+  loader_counts(adds, subs);
   if (!force && s.scanned && adds == s.adds && subs == s.subs && !modules_changed) return {};
   s.modules_seen = totals.count;
   const bool libs_changed = !s.scanned || adds != s.adds || subs != s.subs || force;

@@ -13,6 +13,7 @@
 
 #include "recorder/clock.h"
 #include "recorder/json_text.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::recorder {
 
@@ -158,7 +159,7 @@ bool frame_file(const void* ra, FrameFile& out) {
     std::snprintf(out.path, sizeof out.path, "%s", map->l_name);
   }
   BuildIdSearch search{map, out.build_id, sizeof out.build_id};
-  dl_iterate_phdr(build_id_cb, &search);
+  symbols::walk_objects(build_id_cb, &search);
   struct stat st;
   if (out.path[0] != '\0' && stat(out.path, &st) == 0) {
     out.size = static_cast<uint64_t>(st.st_size);

@@ -14,6 +14,7 @@
 #include "recorder/events.h"
 #include "recorder/oom.h"
 #include "recorder/recorder.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::recorder {
 
@@ -68,7 +69,7 @@ void app(std::string& out, fmt::format_string<A...> f, A&&... a) {
 // Returns the path of the first loaded libcuda.so*, or "" when none is loaded.
 std::string loaded_libcuda() {
   std::string found;
-  dl_iterate_phdr(
+  symbols::walk_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         const char* name = info->dlpi_name;
         if (name == nullptr) return 0;

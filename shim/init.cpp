@@ -34,6 +34,7 @@
 #include "shim/report_writer.h"
 #include "shim/sync_observer.h"
 #include "shim/terminate.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
 
@@ -103,9 +104,25 @@ void setup_process() {
   *g_applied = applied;
 }
 
+// fork() waits until a walk of the loaded objects by one of our threads has ended
+// (symbols/walk_objects.h: glibc does not reset that lock in the child).
+// Bounded: 100 ms at most, then the fork goes on anyway. Waiting without bound could
+// deadlock against an allocator's own fork handler (jemalloc, tcmalloc lock their arenas
+// in theirs) while our walk allocates.
+thread_local bool t_fork_locked = false;
+void before_fork() {
+  for (int i = 0; i < 100 && !(t_fork_locked = symbols::walk_mutex().try_lock()); ++i) usleep(1000);
+}
+void after_fork_parent() {
+  if (t_fork_locked) symbols::walk_mutex().unlock();
+  t_fork_locked = false;
+}
+
 // A forked child (a DataLoader worker) starts with clean counters and its own
 // identity; nothing it inherits is a held lock or a finished set-up (rule 8).
 void after_fork_child() {
+  if (t_fork_locked) symbols::walk_mutex().unlock();  // taken by before_fork() in this very thread
+  t_fork_locked = false;
   recorder::reset_all();
   recorder::sites_reset();
   recorder::library_log_reset();
@@ -141,7 +158,7 @@ __attribute__((constructor)) void cudashim_start() {
   clock_init();
   g_start_ticks = now_ticks();
   setup_process();
-  pthread_atfork(nullptr, nullptr, after_fork_child);
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   recorder::stream_set_tick(library_watch_tick);
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);

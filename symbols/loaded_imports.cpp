@@ -10,6 +10,7 @@
 #include "symbols/cuda_library.h"
 #include "symbols/loaded_libraries.h"
 #include "symbols/loaded_memory.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::symbols {
 namespace {
@@ -105,7 +106,7 @@ std::vector<MissingImport> missing_versioned_imports(const std::vector<LoadedLib
   Ctx ctx;
   for (const auto& l : libs)
     if (l.linkage == "shared") ctx.wanted.insert(l.path);
-  dl_iterate_phdr(
+  symbols::walk_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         auto& c = *static_cast<Ctx*>(data);
         if (info->dlpi_name && c.wanted.count(info->dlpi_name)) examine(info, c);

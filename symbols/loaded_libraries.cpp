@@ -13,6 +13,7 @@
 
 #include "symbols/cuda_library.h"
 #include "symbols/loaded_memory.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::symbols {
 
@@ -156,7 +157,7 @@ std::string cuda_version_text(int v) {
 std::vector<LoadedLibrary> loaded_cuda_libraries(const InventoryHints& hints) {
   std::vector<LoadedLibrary> libs = loaded_cuda_libraries();
   std::vector<LoadedObject> objects;
-  dl_iterate_phdr(
+  symbols::walk_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         static_cast<std::vector<LoadedObject>*>(data)->push_back(read_object(info));
         return 0;
@@ -217,7 +218,7 @@ std::vector<LoadedLibrary> loaded_cuda_libraries(const InventoryHints& hints) {
 
 std::vector<LoadedLibrary> loaded_cuda_libraries() {
   std::vector<LoadedLibrary> out;
-  dl_iterate_phdr(
+  symbols::walk_objects(
       [](dl_phdr_info* info, size_t, void* data) -> int {
         const char* name = info->dlpi_name;
         if (name == nullptr || *name == '\0') return 0;
