@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "policy/fragmentation.h"
 #include "recorder/clock.h"
 #include "recorder/events.h"
 #include "recorder/thread_slots.h"
@@ -110,6 +111,10 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
     a.ticks += t.time_ns[static_cast<size_t>(HookId::cudaThreadSynchronize)];
   }
   if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(Finding::launch_blocking)].count = 1;
+  // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/fragmentation.h).
+  const TorchVerdicts tv = torch_verdicts();
+  agg[static_cast<int>(Finding::torch_fragmentation)].count += tv.fragmented_devices;
+  agg[static_cast<int>(Finding::torch_retries)].count += tv.alloc_retries;
 }
 
 template <typename F>
@@ -166,7 +171,8 @@ Finding classify_site(const recorder::CallSite& s) {
                   "cuMemHostUnregister", "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost"}))
     return Finding::pinned_in_loop;
   if (name_is(h, {"cuMemFree_v2", "cudaFree", "cuMemUnmap", "cuMemRelease", "cuMemPoolTrimTo"}))
-    return Finding::alloc_churn;
+    // Frees the pool took into its cache never reached the driver: no device-wide sync.
+    return s.pooled.load(std::memory_order_relaxed) * 2 >= hits ? Finding::alloc_churn_pooled : Finding::alloc_churn;
   return Finding::none;
 }
 

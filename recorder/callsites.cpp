@@ -186,6 +186,7 @@ void sites_reset() {
     s.classified = false;
     s.after_readback = 0;
     s.pageable = 0;
+    s.pooled = 0;
     s.cpu_samples = 0;
     s.cpu_ns_sampled = 0;
     s.wall_ticks_sampled = 0;

@@ -36,6 +36,7 @@ struct CallSite {
   // Pattern evidence, counted by the observer (shim/sync_observer.cpp):
   std::atomic<uint64_t> after_readback;   // syncs right after a small device-to-host copy (.item())
   std::atomic<uint64_t> pageable;         // async copies whose host side is pageable memory
+  std::atomic<uint64_t> pooled;           // frees cudashim's pool took into its cache (no driver call)
   std::atomic<uint64_t> cpu_samples;      // sampled blocking calls with thread CPU time read
   std::atomic<uint64_t> cpu_ns_sampled;   // thread CPU time inside those calls
   std::atomic<uint64_t> wall_ticks_sampled;  // wall ticks of those calls

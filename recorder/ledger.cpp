@@ -218,6 +218,13 @@ uint64_t ledger_erase(MemKind kind, uint64_t addr) {
   return 0;
 }
 
+uint64_t ledger_device_live(int device, uint64_t* peak) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  const AtomicDevice& a = g_devices[device];
+  if (peak != nullptr) *peak = a.peak.load(std::memory_order_relaxed);
+  return a.live.load(std::memory_order_relaxed);
+}
+
 int ledger_devices(DeviceStats* out, int max) {
   int n = 0;
   for (int d = 0; d <= kMaxDevices && n < max; ++d) {

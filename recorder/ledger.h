@@ -64,6 +64,10 @@ uint64_t ledger_capped_bytes(int device);
 // Returns the bytes released, 0 when the key was not tracked.
 uint64_t ledger_erase(MemKind kind, uint64_t key);
 
+// `device`'s device-resident live bytes now, and (when `peak` is not null) their
+// high-water mark. Two relaxed loads.
+uint64_t ledger_device_live(int device, uint64_t* peak);
+
 // Copies the stats of every device that ever held memory into `out` (at most
 // `max` rows). Returns the number of rows.
 int ledger_devices(DeviceStats* out, int max);

@@ -12,6 +12,7 @@
 
 #include "recorder/clock.h"
 #include "recorder/events.h"
+#include "recorder/torch_memory.h"
 #include "recorder/oom.h"
 #include "recorder/recorder.h"
 #include "symbols/walk_objects.h"
@@ -126,6 +127,7 @@ void reset_all() {
   reset_slots();
   ledger_reset();
   oom_reset();
+  torch_mem_reset();
   for (auto& e : g_events) e.store(0, std::memory_order_relaxed);
 }
 

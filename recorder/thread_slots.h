@@ -62,6 +62,7 @@ struct ThreadState {
   uint32_t internal;         // >0 while cudashim's own code runs: hooks pass straight through
   uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
   uint64_t readback_ticks;   // nonzero: this thread's last copy was a small device-to-host one (a read-back)
+  bool pooled_free;          // the pool took this thread's current free into its cache (cudaFree over cuMemFree)
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS

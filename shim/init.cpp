@@ -17,6 +17,7 @@
 #include "policy/admission.h"
 #include "policy/framework_env.h"
 #include "policy/policy.h"
+#include "policy/fragmentation.h"
 #include "policy/leaks.h"
 #include "policy/library_watch.h"
 #include "policy/trace_report.h"
@@ -30,6 +31,7 @@
 #include "recorder/recorder.h"
 #include "shim/cudashim.h"
 #include "shim/library_watch.h"
+#include "shim/torch_counters.h"
 #include "shim/log.h"
 #include "shim/report_writer.h"
 #include "shim/sync_observer.h"
@@ -96,6 +98,7 @@ void setup_process() {
   }
   policy::configure_admission(p, {real_total_bytes, real_free_bytes});
   policy::configure_sync(p);
+  torch_counters_configure(p.flag(policy::Setting::TORCH_COUNTERS));
   if (const char* lb = std::getenv("CUDA_LAUNCH_BLOCKING"); lb != nullptr && std::strcmp(lb, "1") == 0)
     recorder::count_event(recorder::Event::launch_blocking_env);
   const auto applied = policy::apply_framework_env(p);
@@ -145,6 +148,7 @@ int write_report_to(const std::string& path) {
     library_watch_final();  // the inventory as of now; new findings are logged once
     const std::string extra = (g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "") +
                               policy::findings_report_json(wall) + policy::leaks_report_json() +
+                              policy::torch_memory_report_json() +
                               policy::libraries_report_json();
     return write_file_atomically(path, recorder::render_report_json(*g_info, extra));
   } catch (const std::exception&) {

@@ -1,5 +1,6 @@
 // oom_notice.cpp: the log line of an out-of-memory.
 #include "shim/oom_notice.h"
+#include "shim/torch_counters.h"
 
 #include <atomic>
 #include <string>
@@ -12,6 +13,7 @@
 namespace cudashim::shim {
 
 void note_oom(HookId id, int device, uint64_t bytes, bool denied) {
+  torch_counters_after_oom();  // torch's own view, read once the main thread is back in Python
   static std::atomic<bool> first_logged{false};
   static std::atomic<uint64_t> driver_refusals{0};
   if (!first_logged.exchange(true, std::memory_order_relaxed)) {

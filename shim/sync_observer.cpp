@@ -108,6 +108,10 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
   rec::ThreadState& ts = rec::g_tls;
   const policy::SyncThresholds& th = policy::sync_thresholds();
+  if (ts.pooled_free) {  // set by the pool inside this call (shim/pool.cpp)
+    s->pooled.fetch_add(1, std::memory_order_relaxed);
+    ts.pooled_free = false;
+  }
 
   if (info.kind == RecKind::COPY) {
     if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_ticks = 1;  // a read-back is pending

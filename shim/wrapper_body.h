@@ -19,6 +19,7 @@
 #include "shim/oom_notice.h"
 #include "shim/pool.h"
 #include "shim/sync_observer.h"
+#include "shim/torch_counters.h"
 
 #define CUDASHIM_EXPORT __attribute__((visibility("default")))
 
@@ -68,6 +69,7 @@
     facts_.mem_kind = (KIND);                                    \
     facts_.key = (KEY);                                          \
     ::cudashim::policy::commit(KIND, facts_.key, facts_.bytes, charged_, dev_); \
+    ::cudashim::shim::torch_counters_arm();                      \
   } else {                                                       \
     ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
     if (r == CUDA_ERROR_OUT_OF_MEMORY) ::cudashim::shim::note_oom(kId, dev_, charged_, false); \

@@ -361,6 +361,23 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (const auto& dev : mem.value("devices", nlohmann::json::array()))
       out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.value("device", 0),
                          human_bytes(dev.value("peak_bytes", 0ull)), human_bytes(dev.value("live_bytes", 0ull)));
+    // PyTorch's own counters against what the process holds (the torch_memory section).
+    const auto& tm = d.value("torch_memory", nlohmann::json::object());
+    for (const auto& snap : tm.value("snapshots", nlohmann::json::array()))
+      for (const auto& t : snap.value("devices", nlohmann::json::array())) {
+        const int64_t outside = t.value("outside_torch_bytes", int64_t{0});
+        out += fmt::format("  {}torch device {} at {}:{} allocated {} (peak {}) of {} reserved (peak {}), {:.0f}% "
+                           "reserved but unallocated; the process holds {}{}{}\n",
+                           t.value("fragmented", false) ? yellow : "", t.value("device", 0), snap.value("moment", "?"),
+                           t.value("fragmented", false) ? reset : "", human_bytes(t.value("allocated_bytes", 0ull)),
+                           human_bytes(t.value("allocated_peak_bytes", 0ull)), human_bytes(t.value("reserved_bytes", 0ull)),
+                           human_bytes(t.value("reserved_peak_bytes", 0ull)), 100.0 * t.value("fragmentation", 0.0),
+                           human_bytes(t.value("process_bytes", 0ull)),
+                           outside > 0 ? fmt::format(", {} of it outside torch's allocator", human_bytes(outside)) : "",
+                           t.value("alloc_retries", 0ull) > 0
+                               ? fmt::format("; {} allocation retries", t.value("alloc_retries", 0ull))
+                               : "");
+      }
     out += fmt::format("  report: {}\n", r.path);
   }
   return out;

@@ -71,6 +71,16 @@ def main():
         errors.append(f"sites off: exit {p.returncode}, findings {ids}, cudaDeviceSynchronize calls {calls} "
                       f"(expected no sync.explicit-in-loop and {STEPS} calls)")
     print(f"sites off: findings {ids}, cudaDeviceSynchronize calls {calls}")
+    # the same churn with the pool on: the frees reach no driver call, so it is the info-level
+    # alloc.churn-pooled, not the warning that says cuMemFree synchronizes the device
+    p, reps = run(shim, fake, prog, "churn", {"CUDASHIM_POOL": "1"})
+    ids = {x["id"]: x for r in reps for x in r["findings"]}
+    pooled = ids.get("alloc.churn-pooled")
+    if p.returncode != 0 or "alloc.churn-after-warmup" in ids or pooled is None or pooled["count"] < STEPS - 10 \
+            or pooled["severity"] != "info":
+        errors.append(f"churn with the pool: exit {p.returncode}, findings {sorted(ids)} (expected alloc.churn-pooled, "
+                      f"info, >= {STEPS - 10} calls, and no alloc.churn-after-warmup)")
+    print(f"churn with the pool: findings {sorted(ids)}")
     # CUDA_LAUNCH_BLOCKING=1 is a finding of its own
     p, reps = run(shim, fake, prog, "clean", {"CUDA_LAUNCH_BLOCKING": "1"})
     if not any(x["id"] == "env.launch-blocking" for r in reps for x in r["findings"]):

@@ -1,0 +1,26 @@
+// fragmentation.h: what PyTorch's allocator counters (recorder/torch_memory.h) say about
+// the device memory the process holds: the report's "torch_memory" section and the
+// fragmentation findings.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace cudashim::policy {
+
+// A snapshot is "fragmented" when torch held, reserved but unallocated, at least this
+// many bytes and at least this share of what it reserved: at the out-of-memory (after
+// torch flushed its cache, so what is left is split blocks), or at the high-water
+// marks (peak reserved against peak allocated) at exit.
+inline constexpr uint64_t kFragMinBytes = 256ull << 20;
+inline constexpr double kFragMinShare = 0.20;
+
+struct TorchVerdicts {
+  uint64_t fragmented_devices = 0;  // alloc.fragmentation
+  uint64_t alloc_retries = 0;       // alloc.torch-retries: num_alloc_retries, all devices
+};
+TorchVerdicts torch_verdicts();
+
+// The "torch_memory" section (docs/report-schema.md).
+std::string torch_memory_report_json();
+
+}  // namespace cudashim::policy

@@ -1,0 +1,233 @@
+// torch_counters.cpp: PyTorch's allocator counters, read inside the process.
+//
+// The ledger knows the segments the process holds; only torch knows how much of them
+// its tensors use. torch.cuda.memory_stats() says that, and the shim calls it without
+// importing anything and without touching user code:
+//  - Py_AddPendingCall (callable from any thread, without the GIL) asks the interpreter
+//    to run one C function on its main thread, between two bytecodes: a point where any
+//    Python code may run. That function registers a C callback with atexit.
+//  - At exit Python runs its atexit handlers before it tears the interpreter down, and
+//    before the C-level exit where the shim writes its report. The callback looks for
+//    torch.cuda in sys.modules (never importing it), and when torch initialized CUDA
+//    reads torch.cuda.memory_stats(d) of each device, then the ledger of that moment.
+//  - After an out-of-memory raised in the main thread, one more pending call reads them
+//    again: it runs once torch has flushed its cache, retried and raised (the allocator's
+//    lock is no longer held by the thread that runs it).
+// Everything is resolved at run time (no libpython link). Every Python error is
+// cleared; nothing here can raise into the program. CUDASHIM_TORCH_COUNTERS=0 turns it off.
+// Not read: a process ended by os._exit or a signal (Python's atexit does not run), and
+// libtorch programs without Python.
+#include "shim/torch_counters.h"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "recorder/ledger.h"
+#include "recorder/mem_kind.h"
+#include "recorder/torch_memory.h"
+#include "shim/log.h"
+#include "shim/real_dl.h"
+
+namespace cudashim::shim {
+
+bool g_torch_counters_armed = false;
+
+namespace {
+
+using PyObj = void;
+struct PyMethodDefAbi {  // PyMethodDef: stable since Python 2
+  const char* name;
+  PyObj* (*meth)(PyObj*, PyObj*);
+  int flags;
+  const char* doc;
+};
+constexpr int kMethNoArgs = 0x0004;
+
+struct PyApi {
+  int (*is_initialized)();
+  int (*add_pending)(int (*)(void*), void*);
+  PyObj* (*import)(const char*);                     // PyImport_ImportModule: new reference
+  PyObj* (*getattr)(PyObj*, const char*);            // new reference
+  PyObj* (*cfunction_new)(PyMethodDefAbi*, PyObj*, PyObj*);
+  PyObj* (*call_args)(PyObj*, ...);                  // PyObject_CallFunctionObjArgs, NULL-terminated
+  PyObj* (*sys_get)(const char*);                    // PySys_GetObject: borrowed
+  PyObj* (*dict_get)(PyObj*, const char*);           // PyDict_GetItemString: borrowed
+  PyObj* (*long_from)(long);
+  long long (*long_as)(PyObj*);
+  int (*is_true)(PyObj*);
+  PyObj* (*err_occurred)();
+  void (*err_clear)();
+  void (*decref)(PyObj*);
+  PyObj* (*build_value)(const char*, ...);           // Py_BuildValue("") is a new reference to None
+};
+PyApi g_api;
+std::atomic<bool> g_enabled{false};  // set by the policy; an inert process stays off
+std::atomic<bool> g_oom_pending{false};
+
+template <typename T>
+bool find(T& fn, const char* name) {
+  fn = reinterpret_cast<T>(real_dl().dlsym(RTLD_DEFAULT, name));
+  return fn != nullptr;
+}
+
+bool resolve(PyApi& a) {
+  return find(a.is_initialized, "Py_IsInitialized") && find(a.add_pending, "Py_AddPendingCall") &&
+         find(a.import, "PyImport_ImportModule") && find(a.getattr, "PyObject_GetAttrString") &&
+         find(a.cfunction_new, "PyCFunction_NewEx") && find(a.call_args, "PyObject_CallFunctionObjArgs") &&
+         find(a.sys_get, "PySys_GetObject") && find(a.dict_get, "PyDict_GetItemString") &&
+         find(a.long_from, "PyLong_FromLong") && find(a.long_as, "PyLong_AsLongLong") &&
+         find(a.is_true, "PyObject_IsTrue") && find(a.err_occurred, "PyErr_Occurred") &&
+         find(a.err_clear, "PyErr_Clear") && find(a.decref, "Py_DecRef") && find(a.build_value, "Py_BuildValue");
+}
+
+void drop(PyObj* o) {
+  if (o != nullptr) g_api.decref(o);
+}
+
+// Calls `module.name()` (no arguments); a new reference, nullptr on error.
+PyObj* call0(PyObj* module, const char* name) {
+  PyObj* fn = g_api.getattr(module, name);
+  if (fn == nullptr) return nullptr;
+  PyObj* r = g_api.call_args(fn, nullptr);
+  drop(fn);
+  return r;
+}
+
+uint64_t stat(PyObj* dict, const char* key) {
+  PyObj* v = g_api.dict_get(dict, key);  // borrowed; absent keys are 0 (older torch lacks some)
+  if (v == nullptr) return 0;
+  const long long n = g_api.long_as(v);
+  if (n < 0) {
+    g_api.err_clear();
+    return 0;
+  }
+  return static_cast<uint64_t>(n);
+}
+
+// Reads every device's counters. Runs on Python's main thread with the GIL held.
+void read_counters(recorder::TorchMoment when) {
+  PyObj* modules = g_api.sys_get("modules");
+  PyObj* tc = modules != nullptr ? g_api.dict_get(modules, "torch.cuda") : nullptr;  // borrowed, never imported
+  if (tc == nullptr) {
+    if (when == recorder::TorchMoment::exit) recorder::torch_mem_set_state(recorder::TorchMemState::no_torch);
+    return;
+  }
+  PyObj* init = call0(tc, "is_initialized");
+  const bool initialized = init != nullptr && g_api.is_true(init) == 1;
+  drop(init);
+  if (!initialized) {
+    g_api.err_clear();
+    if (when == recorder::TorchMoment::exit) recorder::torch_mem_set_state(recorder::TorchMemState::not_initialized);
+    return;
+  }
+  PyObj* count = call0(tc, "device_count");
+  long long n = count != nullptr ? g_api.long_as(count) : -1;
+  drop(count);
+  if (n < 0) g_api.err_clear();
+  if (n > recorder::kTorchMaxDevices) n = recorder::kTorchMaxDevices;
+  PyObj* memory_stats = g_api.getattr(tc, "memory_stats");
+  recorder::TorchDeviceMemory rows[recorder::kTorchMaxDevices] = {};
+  int kept = 0;
+  bool failed = memory_stats == nullptr || n < 0;
+  for (int d = 0; !failed && d < n; ++d) {
+    PyObj* index = g_api.long_from(d);
+    PyObj* stats = index != nullptr ? g_api.call_args(memory_stats, index, nullptr) : nullptr;
+    drop(index);
+    if (stats == nullptr || g_api.dict_get(stats, "num_ooms") == nullptr) {  // a dict with torch's keys
+      if (stats == nullptr || g_api.err_occurred() != nullptr) failed = true;
+      g_api.err_clear();
+      drop(stats);
+      continue;
+    }
+    recorder::TorchDeviceMemory& r = rows[kept];
+    r.device = d;
+    r.allocated = stat(stats, "allocated_bytes.all.current");
+    r.allocated_peak = stat(stats, "allocated_bytes.all.peak");
+    r.reserved = stat(stats, "reserved_bytes.all.current");
+    r.reserved_peak = stat(stats, "reserved_bytes.all.peak");
+    r.active = stat(stats, "active_bytes.all.current");
+    r.inactive_split = stat(stats, "inactive_split_bytes.all.current");
+    r.segments = stat(stats, "segment.all.current");
+    r.alloc_retries = stat(stats, "num_alloc_retries");
+    r.ooms = stat(stats, "num_ooms");
+    drop(stats);
+    if (r.reserved_peak == 0 && r.alloc_retries == 0 && r.ooms == 0) continue;  // a device torch never used
+    r.process_bytes = recorder::ledger_device_live(d, &r.process_peak_bytes);
+    ++kept;
+  }
+  drop(memory_stats);
+  g_api.err_clear();
+  recorder::torch_mem_store(when, rows, kept);
+  if (when == recorder::TorchMoment::exit)
+    recorder::torch_mem_set_state(failed && kept == 0 ? recorder::TorchMemState::failed : recorder::TorchMemState::read);
+}
+
+// The atexit callback (a METH_NOARGS builtin): returns None, never raises.
+PyObj* at_exit(PyObj*, PyObj*) {
+  if (g_enabled.load(std::memory_order_relaxed)) read_counters(recorder::TorchMoment::exit);
+  g_api.err_clear();
+  return g_api.build_value("");
+}
+PyMethodDefAbi g_exit_def = {"cudashim_torch_counters", at_exit, kMethNoArgs,
+                             "cudashim: reads torch.cuda.memory_stats() at exit for the report"};
+
+// Pending calls: run on the main thread with the GIL held. Must return 0 with no
+// exception set, or the program would see an exception out of nowhere.
+int register_at_exit(void*) {
+  PyObj* atexit = g_api.import("atexit");
+  PyObj* reg = atexit != nullptr ? g_api.getattr(atexit, "register") : nullptr;
+  PyObj* fn = reg != nullptr ? g_api.cfunction_new(&g_exit_def, nullptr, nullptr) : nullptr;
+  PyObj* r = fn != nullptr ? g_api.call_args(reg, fn, nullptr) : nullptr;
+  if (r != nullptr) recorder::torch_mem_set_state(recorder::TorchMemState::armed);
+  drop(r);
+  drop(fn);
+  drop(reg);
+  drop(atexit);
+  g_api.err_clear();
+  return 0;
+}
+
+int read_after_oom(void*) {
+  read_counters(recorder::TorchMoment::oom);
+  g_api.err_clear();
+  g_oom_pending.store(false, std::memory_order_release);
+  return 0;
+}
+
+std::atomic<int> g_arm_state{0};  // 0 not tried, 1 trying, 2 Python asked, 3 no Python (or off)
+
+}  // namespace
+
+void torch_counters_configure(bool on) {
+  g_enabled.store(on, std::memory_order_relaxed);
+  if (!on) recorder::torch_mem_set_state(recorder::TorchMemState::off);
+}
+
+void torch_counters_arm_slow() {
+  int expected = 0;
+  if (!g_arm_state.compare_exchange_strong(expected, 1)) return;
+  int result = 3;
+  if (g_enabled.load(std::memory_order_relaxed) && resolve(g_api) && g_api.is_initialized() != 0) {
+    // -1: the interpreter's queue is full (a burst of signals); the flush thread retries.
+    if (g_api.add_pending(register_at_exit, nullptr) == 0) result = 2;
+    else result = 0;
+  }
+  g_arm_state.store(result, std::memory_order_release);
+  if (result != 0) __atomic_store_n(&g_torch_counters_armed, true, __ATOMIC_RELAXED);
+}
+
+void torch_counters_after_oom() {
+  if (g_arm_state.load(std::memory_order_acquire) != 2 || !g_enabled.load(std::memory_order_relaxed)) return;
+  // Only the main thread: there torch's allocator lock is released before the next
+  // bytecode. Another thread's OOM could leave that lock held while the main thread
+  // runs the read (and waits for it).
+  if (syscall(SYS_gettid) != getpid()) return;
+  bool expected = false;
+  if (!g_oom_pending.compare_exchange_strong(expected, true)) return;
+  if (g_api.add_pending(read_after_oom, nullptr) != 0) g_oom_pending.store(false);
+}
+
+}  // namespace cudashim::shim

@@ -1,0 +1,24 @@
+// torch_counters.h: reads PyTorch's allocator counters from inside the process, with
+// no import and no change to user code (recorder/torch_memory.h keeps what is read).
+#pragma once
+
+namespace cudashim::shim {
+
+// On (the default) or off (CUDASHIM_TORCH_COUNTERS=0), from the policy at start-up.
+void torch_counters_configure(bool on);
+
+// Asks CPython, once, to register the exit handler that reads the counters. Cheap after
+// the first call (one relaxed load); a process without CPython is left alone. Called
+// on the first successful device allocation and from the flush thread's tick.
+void torch_counters_arm_slow();
+extern bool g_torch_counters_armed;  // written once, by the arming thread
+inline void torch_counters_arm() {
+  if (__builtin_expect(!__atomic_load_n(&g_torch_counters_armed, __ATOMIC_RELAXED), 0)) torch_counters_arm_slow();
+}
+
+// An out-of-memory on this thread: when it is Python's main thread, the counters are
+// read again once that thread is back between two bytecodes (torch has then freed its
+// cache and raised). Cold path.
+void torch_counters_after_oom();
+
+}  // namespace cudashim::shim
