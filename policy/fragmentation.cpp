@@ -21,11 +21,15 @@ bool fragmented(uint64_t unallocated, uint64_t reserved) {
          static_cast<double>(unallocated) >= kFragMinShare * static_cast<double>(reserved);
 }
 
-// At exit the current values may be long after the peak (tensors freed): compare peaks.
-// After an out-of-memory the current values are the moment that mattered.
+// After an out-of-memory torch has just released every free segment: what it still holds
+// unallocated is the free part of segments in use. At exit, reserved-but-unallocated alone
+// would flag a plain cache (tensors freed, segments kept for reuse), so two other signs count:
+// the peaks (what caching cost at the high-water mark) and the free parts of segments that
+// are partly in use (inactive_split_bytes, which torch.cuda.empty_cache() cannot return).
 bool fragmented(const TorchDeviceMemory& d, TorchMoment when) {
-  return when == TorchMoment::oom ? fragmented(minus(d.reserved, d.allocated), d.reserved)
-                                  : fragmented(minus(d.reserved_peak, d.allocated_peak), d.reserved_peak);
+  if (when == TorchMoment::oom) return fragmented(minus(d.reserved, d.allocated), d.reserved);
+  return fragmented(minus(d.reserved_peak, d.allocated_peak), d.reserved_peak) ||
+         fragmented(d.inactive_split, d.reserved);
 }
 
 std::string snapshot_json(const TorchMemSnapshot& s, TorchMoment when) {

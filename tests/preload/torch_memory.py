@@ -11,7 +11,9 @@ put them next to the ledger's bytes of the same moment.
 Scenarios, run on every CPython found (3.11, 3.12, 3.13):
   fragmented  600 MiB reserved for a 150 MiB peak, 2 retries, 64 MiB outside torch:
               alloc.fragmentation and alloc.torch-retries, exact bytes
-  healthy     300 MiB reserved for a 290 MiB peak: read, no finding
+  healthy     300 MiB reserved for a 290 MiB peak, then freed (a plain cache): no finding
+  split       600 MiB reserved and allocated, then 300 MiB freed inside segments still in
+              use (inactive_split_bytes): alloc.fragmentation with no peak overhead
   oom         a 512 MiB cap denies torch's second segment in the main thread; the
               snapshot of that moment shows 300 MiB reserved for 10 MiB allocated
   not_init    torch imported, CUDA never initialized by it
@@ -97,6 +99,12 @@ def child(scenario, cudart):
     elif scenario == "healthy":
         assert tc.reserve(300 * MiB) == 0
         tc.allocate(290 * MiB)
+        tc.free(290 * MiB)
+    elif scenario == "split":
+        assert tc.reserve(600 * MiB) == 0
+        tc.allocate(600 * MiB)
+        tc.free(300 * MiB)
+        tc.stats["inactive_split_bytes.all.current"] = 300 * MiB
     elif scenario == "oom":
         assert tc.reserve(300 * MiB) == 0
         tc.allocate(10 * MiB)
@@ -133,7 +141,7 @@ def main():
         for py in interpreters():
             ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
                                  text=True).stdout.strip()
-            scenarios = ["fragmented", "healthy", "oom", "not_init", "no_torch", "off"] if py == sys.executable \
+            scenarios = ["fragmented", "healthy", "split", "oom", "not_init", "no_torch", "off"] if py == sys.executable \
                 else ["fragmented", "oom"]
             for sc in scenarios:
                 errs = run_one(py, ver, sc, shim, fake, cudart, schema, pkg)
@@ -169,7 +177,7 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
     tm = rep["torch_memory"]
     snaps = {s["moment"]: s["devices"] for s in tm["snapshots"]}
     ids = {f["id"]: f["count"] for f in rep["findings"]}
-    want_state = {"fragmented": "read", "healthy": "read", "oom": "read", "not_init": "torch_cuda_not_initialized",
+    want_state = {"fragmented": "read", "healthy": "read", "split": "read", "oom": "read", "not_init": "torch_cuda_not_initialized",
                   "no_torch": "no_torch", "off": "off"}[sc]
     if tm["state"] != want_state:
         errs.append(f"state {tm['state']!r}, expected {want_state!r}")
@@ -200,10 +208,17 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
     elif sc == "healthy":
         r = row("exit")
         if r:
-            expect(r, allocated_bytes=290 * MiB, reserved_bytes=300 * MiB, process_bytes=300 * MiB,
-                   outside_torch_bytes=0, fragmented=False)
+            expect(r, allocated_bytes=0, allocated_peak_bytes=290 * MiB, reserved_bytes=300 * MiB,
+                   process_bytes=300 * MiB, outside_torch_bytes=0, fragmented=False)
         if "alloc.fragmentation" in ids or "alloc.torch-retries" in ids:
             errs.append(f"findings {ids}: no fragmentation finding expected")
+    elif sc == "split":
+        r = row("exit")
+        if r:
+            expect(r, allocated_bytes=300 * MiB, peak_overhead_bytes=0, inactive_split_bytes=300 * MiB,
+                   fragmented=True)
+        if ids.get("alloc.fragmentation") != 1:
+            errs.append(f"findings {ids}: expected alloc.fragmentation from the inactive split bytes")
     elif sc == "oom":
         r = row("oom")
         if r:
