@@ -10,7 +10,9 @@ Each CASE_DIR holds the script's stdout (stdout.txt) and the shim's report. Verd
   ledger: process_bytes >= reserved_bytes (the process holds at least torch's segments), and the
     difference (outside_torch_bytes) is reported;
   findings: alloc.fragmentation when the row says fragmented, and alloc.torch-retries when torch
-    counted retries.
+    counted retries;
+  detection: with the default allocator (case names ending in -default) the split 20/12 MiB
+    pattern must make alloc.fragmentation.
 Appends one table row per case to RESULTS_MD; exits 1 on a FAIL.
 """
 import glob
@@ -59,6 +61,8 @@ def judge(case):
         problems.append(f"fragmented rows {len(frag_rows)} but findings {sorted(ids)}")
     if (ex["alloc_retries"] > 0) != ("alloc.torch-retries" in ids):
         problems.append(f"retries {ex['alloc_retries']} but findings {sorted(ids)}")
+    if name.endswith("-default") and "alloc.fragmentation" not in ids:
+        problems.append("the default allocator's split segments made no alloc.fragmentation finding")
     oom_row = snaps.get("oom", [None])[0]
     detail = (f"exit: allocated {ex['allocated_bytes'] / GiB:.2f} (peak {ex['allocated_peak_bytes'] / GiB:.2f}) of "
               f"{ex['reserved_bytes'] / GiB:.2f} GiB reserved (peak {ex['reserved_peak_bytes'] / GiB:.2f}), "

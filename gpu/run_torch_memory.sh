@@ -12,6 +12,7 @@
 #      of loaded objects and the watcher that walks only after dlopen/dlclose).
 # Needs .carry/gpu from bench/perf_prebuild.sh. Run:
 #   run(command="bash gpu/run_torch_memory.sh", carry=[".carry/gpu"], timeout_s=540)
+# SECTIONS="1 2 3 4" (default) picks the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTD=${OUT:-gpu-results}
@@ -32,6 +33,9 @@ W=$(mktemp -d)
   echo
 } > "$R"
 
+SECTIONS=${SECTIONS:-1 2 3 4}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
+if want 1; then
 for conf in default expandable; do
   for mode in frag oom; do
     d=$W/$mode-$conf
@@ -50,7 +54,9 @@ echo "check_torch_memory exit $?"
   echo '```'; echo; echo "torch's own OutOfMemoryError message:"; echo
   for c in oom-default oom-expandable; do python3 -c "import json,sys; d=json.loads([l for l in open(sys.argv[1]) if l.startswith('{')][-1]); print('- $c:', d.get('oom_message','(none)'))" "$W/$c/stdout.txt"; done
 } >> "$R"
+fi
 
+if want 2; then
 echo "== 2. enforcement work per step"
 { echo; echo "## 2. Enforcement work per training step (cap 100GiB, call sites off)"; echo; } >> "$R"
 for model in transformer cnn; do
@@ -80,16 +86,21 @@ for model in ("transformer", "cnn"):
         print(f"| {model} | (no report) | | | |")
 PY
 tail -20 "$R"
+fi
 
+if want 3; then
 echo "== 3. Python sites"
 { echo; echo "## 3. Torch findings name the user's line (gpu/run_py_sites.sh)"; echo; echo '```'; } >> "$R"
 timeout 150 bash gpu/run_py_sites.sh 2>&1 | tee -a "$R"
 echo '```' >> "$R"
+fi
 
+if want 4; then
 echo "== 4. live inventory"
 { echo; echo "## 4. Live inventory of torch + Triton (gpu/run_live.sh section 1)"; echo; } >> "$R"
 SECTIONS=1 OUT=$OUTD/live timeout 200 bash gpu/run_live.sh > "$OUTD/live.log" 2>&1
 echo "run_live exit $?" | tee -a "$R"
 cat "$OUTD/live/results-live.md" >> "$R" 2>/dev/null
+fi
 tar czf "$OUTD/reports.tar.gz" -C "$W" . 2>/dev/null
 cat "$R"

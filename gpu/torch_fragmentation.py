@@ -1,12 +1,17 @@
 # torch_fragmentation.py MODE: real PyTorch allocator states for the report's torch_memory
 # section (gpu/run_torch_memory.sh runs it under the shim; gpu/check_torch_memory.py judges).
-#   frag  1200 tensors of 21 MiB freed, then 1200 of 11 MiB: each 11 MiB tensor splits one cached
-#         21 MiB segment, and the 10 MiB left in it fits no later 11 MiB request, so nearly half
-#         of what torch reserves stays free but unusable (inactive_split_bytes). A matmul brings
-#         cuBLAS in first.
-#   oom   the same with 200 tensors each, under a cap (CUDASHIM_MEM_CAP=8GiB): then tensors of
+#   frag  1200 tensors of 20 MiB freed, then 1200 of 12 MiB. torch's allocator gives a tensor of
+#         10 MiB or more a segment of its size rounded up to 2 MiB, and serves a later request
+#         from a larger cached block by splitting it: each 12 MiB tensor splits one 20 MiB
+#         segment, and the 8 MiB left fits no later 12 MiB request. 40% of what torch reserves
+#         is then free but unusable, and torch.cuda.empty_cache() cannot return it
+#         (inactive_split_bytes). A matmul brings cuBLAS in first.
+#   oom   the same with 250 tensors each, under a cap (CUDASHIM_MEM_CAP=8GiB): then tensors of
 #         1 GiB until torch raises torch.OutOfMemoryError, which the script catches and goes on.
-#         With expandable_segments:True the free space is one range torch can unmap.
+#         With expandable_segments:True the 12 MiB tensors pack into one mapped range and the
+#         free space is one range torch can unmap.
+# (A first version used 21 and 11 MiB: 22 MiB segments hold two 11 MiB tensors each, a plain
+# cache and no fragmentation; gpu/results/2026-11-30-h200-run1.)
 # Prints one JSON line, the last thing it does before exit: torch.cuda.memory_stats() of device 0
 # as the script saw it (after the OOM, and at the end), for the checker to compare with what the
 # shim read by itself.
@@ -29,10 +34,10 @@ def stats():
 mode = sys.argv[1]
 a = torch.randn(1024, 1024, device="cuda")
 (a @ a).sum().item()  # cuBLAS handle and workspace
-n = 200 if mode == "oom" else 1200
-big = [torch.empty(21 * MiB, dtype=torch.uint8, device="cuda") for _ in range(n)]
+n = 250 if mode == "oom" else 1200
+big = [torch.empty(20 * MiB, dtype=torch.uint8, device="cuda") for _ in range(n)]
 del big
-small = [torch.empty(11 * MiB, dtype=torch.uint8, device="cuda") for _ in range(n)]
+small = [torch.empty(12 * MiB, dtype=torch.uint8, device="cuda") for _ in range(n)]
 out = {"mode": mode}
 if mode == "oom":
     held = []
