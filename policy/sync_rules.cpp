@@ -170,9 +170,13 @@ Finding classify_site(const recorder::CallSite& s) {
   if (name_is(h, {"cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister_v2",
                   "cuMemHostUnregister", "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost"}))
     return Finding::pinned_in_loop;
-  if (name_is(h, {"cuMemFree_v2", "cudaFree", "cuMemUnmap", "cuMemRelease", "cuMemPoolTrimTo"}))
+  if (name_is(h, {"cuMemFree_v2", "cudaFree", "cuMemUnmap", "cuMemRelease", "cuMemPoolTrimTo"})) {
+    // An allocator emptying its cache after an out-of-memory (torch frees every cached
+    // segment and retries) is a burst at one site, not churn: alloc.torch-retries tells it.
+    if (s.oom_flush.load(std::memory_order_relaxed) * 2 >= hits) return Finding::none;
     // Frees the pool took into its cache never reached the driver: no device-wide sync.
     return s.pooled.load(std::memory_order_relaxed) * 2 >= hits ? Finding::alloc_churn_pooled : Finding::alloc_churn;
+  }
   return Finding::none;
 }
 

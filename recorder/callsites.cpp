@@ -187,6 +187,7 @@ void sites_reset() {
     s.after_readback = 0;
     s.pageable = 0;
     s.pooled = 0;
+    s.oom_flush = 0;
     s.cpu_samples = 0;
     s.cpu_ns_sampled = 0;
     s.wall_ticks_sampled = 0;

@@ -37,6 +37,7 @@ struct CallSite {
   std::atomic<uint64_t> after_readback;   // syncs right after a small device-to-host copy (.item())
   std::atomic<uint64_t> pageable;         // async copies whose host side is pageable memory
   std::atomic<uint64_t> pooled;           // frees cudashim's pool took into its cache (no driver call)
+  std::atomic<uint64_t> oom_flush;        // frees made between an out-of-memory and the next successful allocation
   std::atomic<uint64_t> cpu_samples;      // sampled blocking calls with thread CPU time read
   std::atomic<uint64_t> cpu_ns_sampled;   // thread CPU time inside those calls
   std::atomic<uint64_t> wall_ticks_sampled;  // wall ticks of those calls

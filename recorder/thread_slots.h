@@ -63,6 +63,8 @@ struct ThreadState {
   uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
   uint64_t readback_ticks;   // nonzero: this thread's last copy was a small device-to-host one (a read-back)
   bool pooled_free;          // the pool took this thread's current free into its cache (cudaFree over cuMemFree)
+  bool oom_recovery;         // an allocation of this thread ran out of memory and none has succeeded since:
+                             // its frees are an allocator's cache flush (torch's retry), not churn
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS

@@ -112,6 +112,9 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     s->pooled.fetch_add(1, std::memory_order_relaxed);
     ts.pooled_free = false;
   }
+  // Between an out-of-memory of this thread and its next successful allocation (shim/oom_notice.h):
+  // the frees there are an allocator's cache flush (only free sites look at this counter).
+  if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);
 
   if (info.kind == RecKind::COPY) {
     if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_ticks = 1;  // a read-back is pending

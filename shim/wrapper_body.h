@@ -70,6 +70,7 @@
     facts_.key = (KEY);                                          \
     ::cudashim::policy::commit(KIND, facts_.key, facts_.bytes, charged_, dev_); \
     ::cudashim::shim::torch_counters_arm();                      \
+    ::cudashim::shim::note_alloc_succeeded();                    \
   } else {                                                       \
     ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
     if (r == CUDA_ERROR_OUT_OF_MEMORY) ::cudashim::shim::note_oom(kId, dev_, charged_, false); \
