@@ -19,6 +19,7 @@ const char* torch_mem_state_name(TorchMemState s) {
   switch (s) {
     case TorchMemState::not_armed: return "no_python";
     case TorchMemState::off: return "off";
+    case TorchMemState::asked: return "not_registered";
     case TorchMemState::armed: return "not_reached";
     case TorchMemState::no_torch: return "no_torch";
     case TorchMemState::not_initialized: return "torch_cuda_not_initialized";
@@ -29,6 +30,10 @@ const char* torch_mem_state_name(TorchMemState s) {
 }
 
 void torch_mem_set_state(TorchMemState s) { g_state.store(static_cast<int>(s), std::memory_order_release); }
+bool torch_mem_advance_state(TorchMemState from, TorchMemState to) {
+  int expected = static_cast<int>(from);
+  return g_state.compare_exchange_strong(expected, static_cast<int>(to), std::memory_order_acq_rel);
+}
 TorchMemState torch_mem_state() { return static_cast<TorchMemState>(g_state.load(std::memory_order_acquire)); }
 
 void torch_mem_store(TorchMoment when, const TorchDeviceMemory* rows, int n) {

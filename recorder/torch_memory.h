@@ -28,6 +28,7 @@ struct TorchDeviceMemory {
 enum class TorchMemState : int {
   not_armed,        // no CPython seen in the process
   off,              // CUDASHIM_TORCH_COUNTERS=0
+  asked,            // CPython was asked to register the exit handler; its main thread never ran the request
   armed,            // Python's exit handler is registered; it has not run (yet)
   no_torch,         // it ran: torch.cuda was never imported
   not_initialized,  // it ran: torch never initialized CUDA
@@ -47,6 +48,8 @@ struct TorchMemSnapshot {
 };
 
 void torch_mem_set_state(TorchMemState s);
+// Sets `to` only while the state is `from` (one CAS); returns whether it did.
+bool torch_mem_advance_state(TorchMemState from, TorchMemState to);
 TorchMemState torch_mem_state();
 void torch_mem_store(TorchMoment when, const TorchDeviceMemory* rows, int n);
 // A copy of the snapshot taken at `when` (taken = false when there is none).

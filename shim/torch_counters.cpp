@@ -212,7 +212,12 @@ void torch_counters_arm_slow() {
   int result = 3;
   if (g_enabled.load(std::memory_order_relaxed) && resolve(g_api) && g_api.is_initialized() != 0) {
     // -1: the interpreter's queue is full (a burst of signals); the flush thread retries.
-    if (g_api.add_pending(register_at_exit, nullptr) == 0) result = 2;
+    if (g_api.add_pending(register_at_exit, nullptr) == 0) {
+      result = 2;
+      // Before the request runs (register_at_exit sets armed; the main thread may also
+      // never come back to the interpreter, as in a C++ program embedding Python).
+      recorder::torch_mem_advance_state(recorder::TorchMemState::not_armed, recorder::TorchMemState::asked);
+    }
     else result = 0;
   }
   g_arm_state.store(result, std::memory_order_release);
