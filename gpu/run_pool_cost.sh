@@ -26,7 +26,7 @@ R=$OUTD/results.md
 run() {  # title, then the environment and command
   local title=$1; shift
   { echo; echo "## $title"; echo; echo '```'; } >> "$R"
-  env "$@" 2>&1 | tail -25 >> "$R"
+  env "$@" >> "$R" 2>&1
   echo "exit $?" >> "$R"
   echo '```' >> "$R"
 }
