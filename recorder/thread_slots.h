@@ -65,6 +65,9 @@ struct ThreadState {
   bool pooled_free;          // the pool took this thread's current free into its cache (cudaFree over cuMemFree)
   bool oom_recovery;         // an allocation of this thread ran out of memory and none has succeeded since:
                              // its frees are an allocator's cache flush (torch's retry), not churn
+  uint8_t inner_alloc_kind;  // the MemKind of inner_alloc_key
+  uint64_t inner_alloc_key;  // the allocation a driver call made under this thread's current outermost
+                             // hook (cudaMalloc over cuMemAlloc_v2): the outer call site claims it
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS

@@ -80,6 +80,10 @@ bool set_call_sites(int on) {
 }
 
 void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
+  // An allocation the driver made under this (outermost) call: cudaMalloc over cuMemAlloc_v2.
+  rec::ThreadState& ts = rec::g_tls;
+  const uint64_t inner_key = ts.inner_alloc_key;
+  if (__builtin_expect(inner_key != 0, 0)) ts.inner_alloc_key = 0;
   const int o = g_sites_override.load(std::memory_order_relaxed);
   if (o == 0 || (o < 0 && !policy::sync_thresholds().call_sites)) return;
   if (!g_python_looked.load(std::memory_order_relaxed)) {
@@ -106,7 +110,7 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     slot.trace_next.store(n + 1, std::memory_order_release);
   }
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
-  rec::ThreadState& ts = rec::g_tls;
+  else if (inner_key != 0) rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);
   const policy::SyncThresholds& th = policy::sync_thresholds();
   if (ts.pooled_free) {  // set by the pool inside this call (shim/pool.cpp)
     s->pooled.fetch_add(1, std::memory_order_relaxed);

@@ -21,6 +21,14 @@ struct CallFacts {
   uint64_t blocked_ticks = 0;  // the pool's rows: ticks spent in the driver's blocking calls
 };
 
+// An allocation made by a driver call inside another hooked call (cudaMalloc over
+// cuMemAlloc_v2): its ledger entry gets the outer call's site (observe()). Two TLS stores.
+inline void note_inner_alloc(recorder::ThreadState& ts, const CallFacts& f) {
+  if (f.key == 0) return;
+  ts.inner_alloc_key = f.key;
+  ts.inner_alloc_kind = static_cast<uint8_t>(f.mem_kind);
+}
+
 // Counts one call at its call site (native return address and, in CPython, the
 // calling Python line) and the evidence of the sync patterns it shows. Called at
 // the outermost hook only. Cheap after a site's first hit: a hash probe and a few

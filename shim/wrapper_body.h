@@ -71,6 +71,7 @@
     ::cudashim::policy::commit(KIND, facts_.key, facts_.bytes, charged_, dev_); \
     ::cudashim::shim::torch_counters_arm();                      \
     ::cudashim::shim::note_alloc_succeeded();                    \
+    if (!scope.outermost()) ::cudashim::shim::note_inner_alloc(scope.thread(), facts_); \
   } else {                                                       \
     ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
     if (r == CUDA_ERROR_OUT_OF_MEMORY) ::cudashim::shim::note_oom(kId, dev_, charged_, false); \
@@ -97,10 +98,15 @@
 #define CUDASHIM_POST_CTXFLAGS(FLAGS) \
   if (r == 0) ::cudashim::shim::note_context_flags(kId, FLAGS);
 
-// Rows whose calls go to a call site: blocking or timed calls, copies, allocations, frees.
+// Rows whose calls go to a call site: blocking or timed calls, copies, allocations, frees,
+// and the runtime's untimed allocation calls, whose driver allocation (made under them, so
+// never outermost) takes their site through note_inner_alloc(): leaks and the OOM context
+// name the caller of cudaMalloc.
 #define CUDASHIM_SITE_ROW(KIND, TIMING)                                                           \
   (::cudashim::Timing::TIMING != ::cudashim::Timing::NONE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::ALLOC || \
-   ::cudashim::RecKind::KIND == ::cudashim::RecKind::FREE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::COPY)
+   ::cudashim::RecKind::KIND == ::cudashim::RecKind::FREE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::COPY || \
+   kId == ::cudashim::HookId::cudaMalloc || kId == ::cudashim::HookId::cudaMallocManaged ||                  \
+   kId == ::cudashim::HookId::cudaMallocPitch)
 
 // The pool (CUDASHIM_POOL=1, shim/pool.h) takes over a few rows' whole call while it is on.
 #define CUDASHIM_ARGS_TAIL(...) __VA_OPT__(, ) __VA_ARGS__
@@ -111,6 +117,7 @@
       /* the cache takes never blocks and reads no clock */                                                 \
       const auto pr_ = ::cudashim::shim::pool_call<kId>(facts_, real CUDASHIM_ARGS_TAIL ARGS);             \
       const uint64_t pdt_ = facts_.blocked_ticks;                                                          \
+      if (!scope.outermost()) ::cudashim::shim::note_inner_alloc(scope.thread(), facts_);                 \
       if constexpr (kSite)                                                                                 \
         if (scope.outermost()) ::cudashim::shim::observe(kId, __builtin_return_address(0), pdt_, facts_);  \
       scope.finish(static_cast<uint64_t>(pr_), pdt_);                                                      \
