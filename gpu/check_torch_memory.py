@@ -39,10 +39,21 @@ def judge(case):
     snaps = {s["moment"]: s["devices"] for s in tm.get("snapshots", [])}
     ids = {f["id"]: f["count"] for f in rep.get("findings", [])}
     problems = []
-    ex = snaps.get("exit", [])
-    if tm.get("state") != "read" or len(ex) != 1:
-        return name, "FAIL", f"state {tm.get('state')}, exit rows {len(ex)}", None
-    ex = ex[0]
+    rows = snaps.get("exit", [])
+    # every device torch used has a row equal to torch's own stats of that device
+    by_dev = {int(d): v for d, v in mine.get("at_end_by_device", {"0": mine["at_end"]}).items()}
+    used = sorted(d for d, v in by_dev.items() if v["reserved_bytes.all.peak"] > 0)
+    if tm.get("state") != "read" or sorted(r["device"] for r in rows) != used:
+        return name, "FAIL", f"state {tm.get('state')}, exit rows for devices {[r['device'] for r in rows]}, torch used {used}", None
+    for r in rows:
+        if r["device"] == 0:
+            continue
+        for k, key in MAP.items():
+            if r[k] != by_dev[r["device"]][key]:
+                problems.append(f"device {r['device']} exit {k} {r[k]} != torch {by_dev[r['device']][key]}")
+        if r["process_bytes"] < r["reserved_bytes"]:
+            problems.append(f"device {r['device']}: ledger {r['process_bytes']} < torch reserved {r['reserved_bytes']}")
+    ex = [r for r in rows if r["device"] == 0][0]
     for k, key in MAP.items():
         if ex[k] != mine["at_end"][key]:
             problems.append(f"exit {k} {ex[k]} != torch {mine['at_end'][key]}")
@@ -74,6 +85,12 @@ def judge(case):
                    f"GiB reserved ({100 * oom_row['fragmentation']:.0f}% unallocated), ledger "
                    f"{oom_row['process_bytes'] / GiB:.2f} GiB; {mine.get('oom_after_gib_tensors')} GiB tensors before "
                    f"the OutOfMemoryError")
+    for r in rows:
+        if r["device"] != 0:
+            detail += (f"; device {r['device']}: allocated {r['allocated_bytes'] / GiB:.2f} of "
+                       f"{r['reserved_bytes'] / GiB:.2f} GiB reserved, inactive split "
+                       f"{r['inactive_split_bytes'] / GiB:.2f} GiB, ledger {r['process_bytes'] / GiB:.3f} GiB, "
+                       f"fragmented {r['fragmented']}")
     detail += f"; findings {sorted(k for k in ids if k.startswith('alloc.'))}"
     return name, "FAIL" if problems else "PASS", detail + ("; " + "; ".join(problems) if problems else ""), ex
 

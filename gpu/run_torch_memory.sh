@@ -10,6 +10,9 @@
 #   3. gpu/run_py_sites.sh: torch findings name the user's line with the 3.12 frame reader.
 #   4. gpu/run_live.sh section 1: the live inventory of a torch + Triton job (the fork-safe walk
 #      of loaded objects and the watcher that walks only after dlopen/dlclose).
+#   5. (two GPUs, kind nvidia-h200-x2) torch_memory with torch on both devices, one row each
+#      against that device's ledger; and with CUDA_VISIBLE_DEVICES=1, where torch's device 0 is
+#      the second GPU: torch's index and the ordinal the driver gives the process agree.
 # Needs .carry/gpu from bench/perf_prebuild.sh. Run:
 #   run(command="bash gpu/run_torch_memory.sh", carry=[".carry/gpu"], timeout_s=540)
 # SECTIONS="1 2 3 4" (default) picks the sections.
@@ -101,6 +104,24 @@ echo "== 4. live inventory"
 SECTIONS=1 OUT=$OUTD/live timeout 200 bash gpu/run_live.sh > "$OUTD/live.log" 2>&1
 echo "run_live exit $?" | tee -a "$R"
 cat "$OUTD/live/results-live.md" >> "$R" 2>/dev/null
+fi
+if want 5; then
+echo "== 5. two GPUs"
+{ echo; echo "## 5. Two GPUs"; echo; } >> "$R"
+if [ "$(nvidia-smi -L | grep -c GPU)" -lt 2 ]; then
+  echo "fewer than two GPUs: skipped" | tee -a "$R"
+else
+  for c in two-default visible1-default; do
+    d=$W/$c
+    mkdir -p "$d"
+    if [ "$c" = two-default ]; then vis=0,1; mode=two; else vis=1; mode=frag; fi
+    CUDA_VISIBLE_DEVICES=$vis LD_PRELOAD=$SHIM CUDASHIM_OUT=$d CUDASHIM_LOG_LEVEL=warn \
+      timeout 120 python3 gpu/torch_fragmentation.py "$mode" > "$d/stdout.txt" 2> "$d/stderr.txt"
+    echo "$c: exit $?"
+  done
+  python3 gpu/check_torch_memory.py "$R" "$W"/two-default "$W"/visible1-default
+  echo "check_torch_memory exit $?"
+fi
 fi
 tar czf "$OUTD/reports.tar.gz" -C "$W" . 2>/dev/null
 cat "$R"

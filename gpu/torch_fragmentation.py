@@ -12,6 +12,8 @@
 #         free space is one range torch can unmap.
 # (A first version used 21 and 11 MiB: 22 MiB segments hold two 11 MiB tensors each, a plain
 # cache and no fragmentation; gpu/results/2026-11-30-h200-run1.)
+#   two   (two GPUs) 1 GiB on cuda:0, and on cuda:1 the frag pattern with 200 tensors each: one
+#         row per device, each against the ledger of that device.
 # Prints one JSON line, the last thing it does before exit: torch.cuda.memory_stats() of device 0
 # as the script saw it (after the OOM, and at the end), for the checker to compare with what the
 # shim read by itself.
@@ -26,15 +28,18 @@ KEYS = ("allocated_bytes.all.current", "allocated_bytes.all.peak", "reserved_byt
 MiB = 1 << 20
 
 
-def stats():
-    s = torch.cuda.memory_stats(0)
+def stats(device=0):
+    s = torch.cuda.memory_stats(device)
     return {k: s.get(k, 0) for k in KEYS}
 
 
 mode = sys.argv[1]
+if mode == "two":
+    keep0 = torch.empty(1 << 30, dtype=torch.uint8, device="cuda:0")
+    torch.cuda.set_device(1)
 a = torch.randn(1024, 1024, device="cuda")
 (a @ a).sum().item()  # cuBLAS handle and workspace
-n = 250 if mode == "oom" else 1200
+n = {"oom": 250, "two": 200}.get(mode, 1200)
 big = [torch.empty(20 * MiB, dtype=torch.uint8, device="cuda") for _ in range(n)]
 del big
 small = [torch.empty(12 * MiB, dtype=torch.uint8, device="cuda") for _ in range(n)]
@@ -51,4 +56,5 @@ if mode == "oom":
     del held
 torch.cuda.synchronize()
 out["at_end"] = stats()
+out["at_end_by_device"] = {d: stats(d) for d in range(torch.cuda.device_count())}
 print(json.dumps(out), flush=True)
