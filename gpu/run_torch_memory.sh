@@ -15,7 +15,7 @@
 #      the second GPU: torch's index and the ordinal the driver gives the process agree.
 # Needs .carry/gpu from bench/perf_prebuild.sh. Run:
 #   run(command="bash gpu/run_torch_memory.sh", carry=[".carry/gpu"], timeout_s=540)
-# SECTIONS="1 2 3 4" (default) picks the sections.
+# SECTIONS="1 2 3 4 5" (default) picks the sections.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUTD=${OUT:-gpu-results}
@@ -23,6 +23,8 @@ mkdir -p "$OUTD"
 SHIM=$PWD/.carry/gpu/shim/libcudashim.so
 R=$OUTD/results.md
 W=$(mktemp -d)
+SECTIONS=${SECTIONS:-1 2 3 4 5}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 {
   echo "# torch_memory, enforcement work per step, Python sites, live inventory (H200)"
   echo
@@ -30,15 +32,11 @@ W=$(mktemp -d)
   echo "- GPU, driver: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
   echo "- torch, python: $(python3 -c 'import torch, sys; print(torch.__version__, sys.version.split()[0])')"
   echo "- shim built from: $(cat .carry/gpu/perf-commit.txt 2>/dev/null || echo unknown)"
-  echo "- command: \`bash gpu/run_torch_memory.sh\`"
-  echo
-  echo "## 1. torch_memory on real PyTorch (gpu/torch_fragmentation.py)"
-  echo
+  echo "- command: \`SECTIONS=\"$SECTIONS\" bash gpu/run_torch_memory.sh\`"
 } > "$R"
 
-SECTIONS=${SECTIONS:-1 2 3 4}
-want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 if want 1; then
+{ echo; echo "## 1. torch_memory on real PyTorch (gpu/torch_fragmentation.py)"; echo; } >> "$R"
 for conf in default expandable; do
   for mode in frag oom; do
     d=$W/$mode-$conf
