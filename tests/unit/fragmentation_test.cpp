@@ -1,0 +1,71 @@
+// fragmentation_test.cpp: when torch's counters make alloc.fragmentation, at its thresholds
+// (policy/fragmentation.h: 256 MiB and 20% of reserved), and when a plain cache does not.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "policy/fragmentation.h"
+#include "recorder/torch_memory.h"
+
+using namespace cudashim;
+using recorder::TorchDeviceMemory;
+using recorder::TorchMoment;
+
+namespace {
+constexpr uint64_t MiB = 1ull << 20;
+
+uint64_t fragmented_after(TorchMoment when, TorchDeviceMemory row) {
+  recorder::torch_mem_reset();
+  recorder::torch_mem_store(when, &row, 1);
+  return policy::torch_verdicts().fragmented_devices;
+}
+
+TorchDeviceMemory row(uint64_t allocated, uint64_t reserved) {
+  TorchDeviceMemory r{};
+  r.allocated = r.allocated_peak = allocated;
+  r.reserved = r.reserved_peak = reserved;
+  r.process_bytes = r.process_peak_bytes = reserved;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("after an OOM: reserved but unallocated, 256 MiB and 20% of reserved", "[fragmentation]") {
+  // 256 MiB unallocated of 1280 MiB reserved: exactly 20% and exactly 256 MiB
+  CHECK(fragmented_after(TorchMoment::oom, row(1024 * MiB, 1280 * MiB)) == 1);
+  CHECK(fragmented_after(TorchMoment::oom, row(1024 * MiB + 1, 1280 * MiB)) == 0);  // one byte under 256 MiB
+  CHECK(fragmented_after(TorchMoment::oom, row(1100 * MiB, 1400 * MiB)) == 1);      // 300 MiB, 21.4%
+  CHECK(fragmented_after(TorchMoment::oom, row(1300 * MiB, 1600 * MiB)) == 0);      // 300 MiB, 18.75%
+  CHECK(fragmented_after(TorchMoment::oom, row(0, 0)) == 0);
+}
+
+TEST_CASE("at exit: a plain cache is not fragmentation; peak overhead or split blocks are", "[fragmentation]") {
+  TorchDeviceMemory cache = row(4096 * MiB, 4096 * MiB);  // peaks equal
+  cache.allocated = 0;                                     // everything freed, segments kept
+  CHECK(fragmented_after(TorchMoment::exit, cache) == 0);
+  TorchDeviceMemory split = row(4096 * MiB, 4096 * MiB);
+  split.allocated = 2048 * MiB;
+  split.inactive_split = 1024 * MiB;  // 25% of reserved, in segments still in use
+  CHECK(fragmented_after(TorchMoment::exit, split) == 1);
+  split.inactive_split = 800 * MiB;  // 19.5%
+  CHECK(fragmented_after(TorchMoment::exit, split) == 0);
+  TorchDeviceMemory peaks = row(3000 * MiB, 4096 * MiB);  // peak overhead 1096 MiB, 26.8%
+  CHECK(fragmented_after(TorchMoment::exit, peaks) == 1);
+  recorder::torch_mem_reset();
+}
+
+TEST_CASE("retries add up over devices; the later snapshot's counter wins", "[fragmentation]") {
+  recorder::torch_mem_reset();
+  TorchDeviceMemory rows[2] = {row(MiB, MiB), row(MiB, MiB)};
+  rows[0].alloc_retries = 2;
+  rows[1].device = 1;
+  rows[1].alloc_retries = 3;
+  recorder::torch_mem_store(TorchMoment::exit, rows, 2);
+  TorchDeviceMemory at_oom = row(MiB, MiB);
+  at_oom.alloc_retries = 1;  // read earlier: smaller
+  recorder::torch_mem_store(TorchMoment::oom, &at_oom, 1);
+  CHECK(policy::torch_verdicts().alloc_retries == 5);
+  const std::string json = policy::torch_memory_report_json();
+  CHECK(json.find("\"moment\": \"oom\"") < json.find("\"moment\": \"exit\""));
+  CHECK(json.find("\"device\": 1") != std::string::npos);
+  recorder::torch_mem_reset();
+}
