@@ -226,7 +226,11 @@ std::vector<LoadedLibrary> loaded_cuda_libraries() {
         base = base ? base + 1 : name;
         auto c = classify_cuda_library(base);
         if (!c) return 0;
-        LoadedLibrary lib{name, name, c->family, c->version, "", c->major};
+        LoadedLibrary lib;
+        lib.path = lib.real = name;
+        lib.family = c->family;
+        lib.version = c->version;
+        lib.major = c->major;
         char buf[PATH_MAX];
         if (realpath(name, buf) != nullptr) {
           lib.real = buf;
