@@ -110,7 +110,8 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     slot.trace_next.store(n + 1, std::memory_order_release);
   }
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
-  else if (inner_key != 0) rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);
+  else if (inner_key != 0 && runtime_alloc_row(id))  // only a runtime allocation claims it (never a stale key)
+    rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);
   const policy::SyncThresholds& th = policy::sync_thresholds();
   if (ts.pooled_free) {  // set by the pool inside this call (shim/pool.cpp)
     s->pooled.fetch_add(1, std::memory_order_relaxed);

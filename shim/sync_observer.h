@@ -21,6 +21,12 @@ struct CallFacts {
   uint64_t blocked_ticks = 0;  // the pool's rows: ticks spent in the driver's blocking calls
 };
 
+// The runtime's allocation calls, whose driver allocation happens under them.
+constexpr bool runtime_alloc_row(HookId id) {
+  return id == HookId::cudaMalloc || id == HookId::cudaMallocManaged || id == HookId::cudaMallocPitch ||
+         id == HookId::cudaMallocHost || id == HookId::cudaHostAlloc;
+}
+
 // An allocation made by a driver call inside another hooked call (cudaMalloc over
 // cuMemAlloc_v2): its ledger entry gets the outer call's site (observe()). Two TLS stores.
 inline void note_inner_alloc(recorder::ThreadState& ts, const CallFacts& f) {

@@ -105,8 +105,7 @@
 #define CUDASHIM_SITE_ROW(KIND, TIMING)                                                           \
   (::cudashim::Timing::TIMING != ::cudashim::Timing::NONE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::ALLOC || \
    ::cudashim::RecKind::KIND == ::cudashim::RecKind::FREE || ::cudashim::RecKind::KIND == ::cudashim::RecKind::COPY || \
-   kId == ::cudashim::HookId::cudaMalloc || kId == ::cudashim::HookId::cudaMallocManaged ||                  \
-   kId == ::cudashim::HookId::cudaMallocPitch)
+   ::cudashim::shim::runtime_alloc_row(kId))
 
 // The pool (CUDASHIM_POOL=1, shim/pool.h) takes over a few rows' whole call while it is on.
 #define CUDASHIM_ARGS_TAIL(...) __VA_OPT__(, ) __VA_ARGS__
