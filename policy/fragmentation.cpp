@@ -23,13 +23,15 @@ bool fragmented(uint64_t unallocated, uint64_t reserved) {
 
 // After an out-of-memory torch has just released every free segment: what it still holds
 // unallocated is the free part of segments in use. At exit, reserved-but-unallocated alone
-// would flag a plain cache (tensors freed, segments kept for reuse), so two other signs count:
-// the peaks (what caching cost at the high-water mark) and the free parts of segments that
-// are partly in use (inactive_split_bytes, which torch.cuda.empty_cache() cannot return).
+// would flag a plain cache (tensors freed, segments kept for reuse), and so would peak
+// reserved against peak allocated (two moments that need not coincide, and
+// torch.cuda.reset_peak_memory_stats() resets both to values of a third). What counts is the
+// free parts of segments that are partly in use (inactive_split_bytes, which
+// torch.cuda.empty_cache() cannot return): now, or at their peak against the reserved peak
+// (a lower bound of the share at that moment).
 bool fragmented(const TorchDeviceMemory& d, TorchMoment when) {
   if (when == TorchMoment::oom) return fragmented(minus(d.reserved, d.allocated), d.reserved);
-  return fragmented(minus(d.reserved_peak, d.allocated_peak), d.reserved_peak) ||
-         fragmented(d.inactive_split, d.reserved);
+  return fragmented(d.inactive_split, d.reserved) || fragmented(d.inactive_split_peak, d.reserved_peak);
 }
 
 std::string snapshot_json(const TorchMemSnapshot& s, TorchMoment when) {
@@ -39,12 +41,13 @@ std::string snapshot_json(const TorchMemSnapshot& s, TorchMoment when) {
     const uint64_t unallocated = minus(d.reserved, d.allocated);
     out += fmt::format(
         "{}{{\"device\": {}, \"allocated_bytes\": {}, \"allocated_peak_bytes\": {}, \"reserved_bytes\": {}, "
-        "\"reserved_peak_bytes\": {}, \"active_bytes\": {}, \"inactive_split_bytes\": {}, \"segments\": {}, "
+        "\"reserved_peak_bytes\": {}, \"active_bytes\": {}, \"inactive_split_bytes\": {}, \"inactive_split_peak_bytes\": {}, "
+        "\"segments\": {}, "
         "\"alloc_retries\": {}, \"ooms\": {}, \"process_bytes\": {}, \"process_peak_bytes\": {}, "
         "\"reserved_unallocated_bytes\": {}, \"peak_overhead_bytes\": {}, \"outside_torch_bytes\": {}, "
         "\"fragmentation\": {:.4f}, \"fragmented\": {}}}",
         i ? ", " : "", d.device, d.allocated, d.allocated_peak, d.reserved, d.reserved_peak, d.active,
-        d.inactive_split, d.segments, d.alloc_retries, d.ooms, d.process_bytes, d.process_peak_bytes, unallocated,
+        d.inactive_split, d.inactive_split_peak, d.segments, d.alloc_retries, d.ooms, d.process_bytes, d.process_peak_bytes, unallocated,
         minus(d.reserved_peak, d.allocated_peak),
         static_cast<int64_t>(d.process_bytes) - static_cast<int64_t>(d.reserved),
         d.reserved ? static_cast<double>(unallocated) / static_cast<double>(d.reserved) : 0.0,

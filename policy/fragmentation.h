@@ -9,9 +9,8 @@ namespace cudashim::policy {
 
 // A snapshot is "fragmented" when torch held, reserved but unallocated, at least this
 // many bytes and at least this share of what it reserved: at the out-of-memory (after
-// torch flushed its cache, so what is left is split blocks); at exit, at the high-water
-// marks (peak reserved against peak allocated) or in the free parts of segments partly
-// in use (inactive_split_bytes).
+// torch flushed its cache, so what is left is split blocks); at exit, in the free parts
+// of segments partly in use (inactive_split_bytes), now or at their peak.
 inline constexpr uint64_t kFragMinBytes = 256ull << 20;
 inline constexpr double kFragMinShare = 0.20;
 

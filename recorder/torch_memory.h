@@ -17,6 +17,7 @@ struct TorchDeviceMemory {
   uint64_t reserved, reserved_peak;    // reserved_bytes.all.current / .peak: segments torch holds
   uint64_t active;                     // active_bytes.all.current
   uint64_t inactive_split;             // inactive_split_bytes.all.current: free parts of split blocks
+  uint64_t inactive_split_peak;        // inactive_split_bytes.all.peak
   uint64_t segments;                   // segment.all.current (a count)
   uint64_t alloc_retries;              // num_alloc_retries: cache flushed and cudaMalloc retried
   uint64_t ooms;                       // num_ooms: OutOfMemoryError raised

@@ -1,6 +1,5 @@
 // library_watch.cpp: module loads as the hooks see them, and the watcher's tick.
 #include "shim/library_watch.h"
-#include "shim/torch_counters.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -191,10 +190,7 @@ void rescan(bool force) {
 }
 }  // namespace
 
-void library_watch_tick() {
-  rescan(false);
-  torch_counters_arm();  // a program whose allocations all went through the pool
-}
+void library_watch_tick() { rescan(false); }
 void library_watch_final() { rescan(true); }
 
 }  // namespace cudashim::shim

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #include "recorder/ledger.h"
 #include "recorder/mem_kind.h"
@@ -62,6 +63,9 @@ struct PyApi {
   void (*err_clear)();
   void (*decref)(PyObj*);
   PyObj* (*build_value)(const char*, ...);           // Py_BuildValue("") is a new reference to None
+  int (*exc_matches)(PyObj*);                        // PyErr_ExceptionMatches
+  PyObj** exc_exception;                             // &PyExc_Exception
+  const char* (*version)();                          // Py_GetVersion: "3.12.3 (main, ...)"
 };
 PyApi g_api;
 std::atomic<bool> g_enabled{false};  // set by the policy; an inert process stays off
@@ -80,7 +84,27 @@ bool resolve(PyApi& a) {
          find(a.sys_get, "PySys_GetObject") && find(a.dict_get, "PyDict_GetItemString") &&
          find(a.long_from, "PyLong_FromLong") && find(a.long_as, "PyLong_AsLongLong") &&
          find(a.is_true, "PyObject_IsTrue") && find(a.err_occurred, "PyErr_Occurred") &&
-         find(a.err_clear, "PyErr_Clear") && find(a.decref, "Py_DecRef") && find(a.build_value, "Py_BuildValue");
+         find(a.err_clear, "PyErr_Clear") && find(a.decref, "Py_DecRef") && find(a.build_value, "Py_BuildValue") &&
+         find(a.exc_matches, "PyErr_ExceptionMatches") && find(a.exc_exception, "PyExc_Exception") &&
+         find(a.version, "Py_GetVersion");
+}
+
+// 3.9 or newer. On 3.8 a pending call requested while the interpreter exits touches the
+// thread state of whichever thread holds the GIL, and a pending request slows every other
+// Python thread until the main thread runs it (bpo-40010, fixed in 3.9).
+bool supported_version(const char* v) {
+  if (v == nullptr || v[0] != '3' || v[1] != '.') return false;
+  return std::atoi(v + 2) >= 9;
+}
+
+// After a failed Python call: true when the exception is not an Exception (KeyboardInterrupt,
+// SystemExit raised by a signal handler that ran inside our call). It is left set, for the
+// program to see; anything else is cleared.
+bool interrupted() {
+  if (g_api.err_occurred() == nullptr) return false;
+  if (g_api.exc_matches(*g_api.exc_exception) == 0) return true;
+  g_api.err_clear();
+  return false;
 }
 
 void drop(PyObj* o) {
@@ -107,26 +131,27 @@ uint64_t stat(PyObj* dict, const char* key) {
   return static_cast<uint64_t>(n);
 }
 
-// Reads every device's counters. Runs on Python's main thread with the GIL held.
-void read_counters(recorder::TorchMoment when) {
+// Reads every device's counters. Runs on Python's main thread with the GIL held. Returns
+// false, with the exception left set, when a KeyboardInterrupt or SystemExit came in.
+bool read_counters(recorder::TorchMoment when) {
   PyObj* modules = g_api.sys_get("modules");
   PyObj* tc = modules != nullptr ? g_api.dict_get(modules, "torch.cuda") : nullptr;  // borrowed, never imported
   if (tc == nullptr) {
     if (when == recorder::TorchMoment::exit) recorder::torch_mem_set_state(recorder::TorchMemState::no_torch);
-    return;
+    return true;
   }
   PyObj* init = call0(tc, "is_initialized");
   const bool initialized = init != nullptr && g_api.is_true(init) == 1;
   drop(init);
+  if (interrupted()) return false;
   if (!initialized) {
-    g_api.err_clear();
     if (when == recorder::TorchMoment::exit) recorder::torch_mem_set_state(recorder::TorchMemState::not_initialized);
-    return;
+    return true;
   }
   PyObj* count = call0(tc, "device_count");
   long long n = count != nullptr ? g_api.long_as(count) : -1;
   drop(count);
-  if (n < 0) g_api.err_clear();
+  if (interrupted()) return false;
   if (n > recorder::kTorchMaxDevices) n = recorder::kTorchMaxDevices;
   PyObj* memory_stats = g_api.getattr(tc, "memory_stats");
   recorder::TorchDeviceMemory rows[recorder::kTorchMaxDevices] = {};
@@ -138,8 +163,12 @@ void read_counters(recorder::TorchMoment when) {
     drop(index);
     if (stats == nullptr || g_api.dict_get(stats, "num_ooms") == nullptr) {  // a dict with torch's keys
       if (stats == nullptr || g_api.err_occurred() != nullptr) failed = true;
-      g_api.err_clear();
       drop(stats);
+      if (interrupted()) {
+        drop(memory_stats);
+        return false;
+      }
+      g_api.err_clear();
       continue;
     }
     recorder::TorchDeviceMemory& r = rows[kept];
@@ -150,6 +179,7 @@ void read_counters(recorder::TorchMoment when) {
     r.reserved_peak = stat(stats, "reserved_bytes.all.peak");
     r.active = stat(stats, "active_bytes.all.current");
     r.inactive_split = stat(stats, "inactive_split_bytes.all.current");
+    r.inactive_split_peak = stat(stats, "inactive_split_bytes.all.peak");
     r.segments = stat(stats, "segment.all.current");
     r.alloc_retries = stat(stats, "num_alloc_retries");
     r.ooms = stat(stats, "num_ooms");
@@ -159,23 +189,26 @@ void read_counters(recorder::TorchMoment when) {
     ++kept;
   }
   drop(memory_stats);
-  g_api.err_clear();
+  if (interrupted()) return false;
   recorder::torch_mem_store(when, rows, kept);
   if (when == recorder::TorchMoment::exit)
     recorder::torch_mem_set_state(failed && kept == 0 ? recorder::TorchMemState::failed : recorder::TorchMemState::read);
+  return true;
 }
 
 // The atexit callback (a METH_NOARGS builtin): returns None, never raises.
 PyObj* at_exit(PyObj*, PyObj*) {
-  if (g_enabled.load(std::memory_order_relaxed)) read_counters(recorder::TorchMoment::exit);
+  if (g_enabled.load(std::memory_order_relaxed) && !read_counters(recorder::TorchMoment::exit))
+    return nullptr;  // an interrupt came in while we read: Python's atexit reports it as it would its own
   g_api.err_clear();
   return g_api.build_value("");
 }
 PyMethodDefAbi g_exit_def = {"cudashim_torch_counters", at_exit, kMethNoArgs,
                              "cudashim: reads torch.cuda.memory_stats() at exit for the report"};
 
-// Pending calls: run on the main thread with the GIL held. Must return 0 with no
-// exception set, or the program would see an exception out of nowhere.
+// Pending calls: run on the main thread with the GIL held. They return 0 with no exception
+// set (the program must not see one out of nowhere), except for an interrupt that arrived
+// while they ran: then -1 with it set, and the program gets its KeyboardInterrupt.
 int register_at_exit(void*) {
   PyObj* atexit = g_api.import("atexit");
   PyObj* reg = atexit != nullptr ? g_api.getattr(atexit, "register") : nullptr;
@@ -186,14 +219,14 @@ int register_at_exit(void*) {
   drop(fn);
   drop(reg);
   drop(atexit);
-  g_api.err_clear();
-  return 0;
+  return interrupted() ? -1 : 0;
 }
 
 int read_after_oom(void*) {
-  read_counters(recorder::TorchMoment::oom);
-  g_api.err_clear();
+  const bool ok = read_counters(recorder::TorchMoment::oom);
   g_oom_pending.store(false, std::memory_order_release);
+  if (!ok) return -1;
+  g_api.err_clear();
   return 0;
 }
 
@@ -210,7 +243,8 @@ void torch_counters_arm_slow() {
   int expected = 0;
   if (!g_arm_state.compare_exchange_strong(expected, 1)) return;
   int result = 3;
-  if (g_enabled.load(std::memory_order_relaxed) && resolve(g_api) && g_api.is_initialized() != 0) {
+  if (g_enabled.load(std::memory_order_relaxed) && resolve(g_api) && supported_version(g_api.version()) &&
+      g_api.is_initialized() != 0) {
     // -1: the interpreter's queue is full (a burst of signals); the flush thread retries.
     if (g_api.add_pending(register_at_exit, nullptr) == 0) {
       result = 2;
@@ -230,6 +264,9 @@ void torch_counters_after_oom() {
   // bytecode. Another thread's OOM could leave that lock held while the main thread
   // runs the read (and waits for it).
   if (syscall(SYS_gettid) != getpid()) return;
+  // A program that embeds Python may have finalized it and go on with CUDA: a pending call
+  // then has no interpreter (race-free here: finalization runs on this same thread).
+  if (g_api.is_initialized() == 0) return;
   bool expected = false;
   if (!g_oom_pending.compare_exchange_strong(expected, true)) return;
   if (g_api.add_pending(read_after_oom, nullptr) != 0) g_oom_pending.store(false);

@@ -8,8 +8,9 @@ namespace cudashim::shim {
 void torch_counters_configure(bool on);
 
 // Asks CPython, once, to register the exit handler that reads the counters. Cheap after
-// the first call (one relaxed load); a process without CPython is left alone. Called
-// on the first successful device allocation and from the flush thread's tick.
+// the first call (one relaxed load); a process without CPython (or with CPython 3.8) is
+// left alone. Called on each successful device allocation (the driver's or the pool's), so
+// only by a thread that allocates, never by the shim's own threads.
 void torch_counters_arm_slow();
 extern bool g_torch_counters_armed;  // written once, by the arming thread
 inline void torch_counters_arm() {

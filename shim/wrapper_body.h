@@ -116,7 +116,11 @@
       /* the cache takes never blocks and reads no clock */                                                 \
       const auto pr_ = ::cudashim::shim::pool_call<kId>(facts_, real CUDASHIM_ARGS_TAIL ARGS);             \
       const uint64_t pdt_ = facts_.blocked_ticks;                                                          \
-      if (!scope.outermost()) ::cudashim::shim::note_inner_alloc(scope.thread(), facts_);                 \
+      if (pr_ == CUDA_SUCCESS && facts_.key != 0) { /* an allocation the pool made or served */            \
+        ::cudashim::shim::torch_counters_arm();                                                            \
+        ::cudashim::shim::note_alloc_succeeded();                                                          \
+        if (!scope.outermost()) ::cudashim::shim::note_inner_alloc(scope.thread(), facts_);               \
+      }                                                                                                    \
       if constexpr (kSite)                                                                                 \
         if (scope.outermost()) ::cudashim::shim::observe(kId, __builtin_return_address(0), pdt_, facts_);  \
       scope.finish(static_cast<uint64_t>(pr_), pdt_);                                                      \

@@ -108,7 +108,8 @@ def main():
         leak = expect.get("expect_leak")
         if leak:
             dev = [g for g in rep["leaks"]["by_site"] if g["kind"] == "device"]
-            if not dev or dev[0]["bytes"] != leak["bytes"] or leak["where"] not in (dev[0]["where"] or ""):
+            if not dev or dev[0]["bytes"] != leak["bytes"] or leak["where"] not in (dev[0]["where"] or "") or \
+                    ("api" in leak and dev[0]["api"] != leak["api"]):
                 errors.append(f"leaks: expected {leak} as the largest device group, got {dev[:2]}")
         ev = rep.get("interposition", {})
         for cond in a.event:

@@ -81,6 +81,16 @@ def main():
         errors.append(f"churn with the pool: exit {p.returncode}, findings {sorted(ids)} (expected alloc.churn-pooled, "
                       f"info, >= {STEPS - 10} calls, and no alloc.churn-after-warmup)")
     print(f"churn with the pool: findings {sorted(ids)}")
+    # an out-of-memory before the loop: frees after the next successful allocation are churn
+    # again (the OOM's cache-flush exemption ends there), with and without the pool
+    for env, want in (({}, "alloc.churn-after-warmup"), ({"CUDASHIM_POOL": "1"}, "alloc.churn-pooled")):
+        p, reps = run(shim, fake, prog, "churn_after_oom", env)
+        ids = {x["id"]: x for r in reps for x in r["findings"]}
+        oom = reps[0]["oom"]["count"] if len(reps) == 1 else 0
+        if p.returncode != 0 or want not in ids or ids[want]["count"] < STEPS - 10 or oom < 1:
+            errors.append(f"churn after an OOM {env}: exit {p.returncode}, oom count {oom}, findings {sorted(ids)} "
+                          f"(expected {want} >= {STEPS - 10} calls)")
+        print(f"churn after an OOM {env}: oom {oom}, findings {sorted(ids)}")
     # CUDA_LAUNCH_BLOCKING=1 is a finding of its own
     p, reps = run(shim, fake, prog, "clean", {"CUDA_LAUNCH_BLOCKING": "1"})
     if not any(x["id"] == "env.launch-blocking" for r in reps for x in r["findings"]):

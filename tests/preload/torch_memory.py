@@ -9,14 +9,19 @@ child calls it), at Python's exit and after an out-of-memory in the main thread,
 put them next to the ledger's bytes of the same moment.
 
 Scenarios, run on every CPython found (3.11, 3.12, 3.13):
-  fragmented  600 MiB reserved for a 150 MiB peak, 2 retries, 64 MiB outside torch:
-              alloc.fragmentation and alloc.torch-retries, exact bytes
+  fragmented  600 MiB reserved for a 150 MiB peak, 400 MiB of split remainders at their
+              peak, 2 retries, 64 MiB outside torch: alloc.fragmentation and
+              alloc.torch-retries, exact bytes
+  peaks       the same peaks without split remainders (peak reserved against peak
+              allocated is not fragmentation, e.g. after reset_peak_memory_stats): none
   healthy     300 MiB reserved for a 290 MiB peak, then freed (a plain cache): no finding
   split       600 MiB reserved and allocated, then 300 MiB freed inside segments still in
               use (inactive_split_bytes): alloc.fragmentation with no peak overhead
   oom         a 512 MiB cap denies torch's next segment in the main thread; torch frees
               its 12 cached segments (not churn) and retries; the snapshot of that moment
               shows 312 MiB reserved for 10 MiB allocated
+  interrupt   a KeyboardInterrupt raised inside the shim's read after the OOM reaches the
+              program (it is not swallowed); the exit read still works
   not_init    torch imported, CUDA never initialized by it
   no_torch    a Python program without torch
   off         CUDASHIM_TORCH_COUNTERS=0: nothing is read
@@ -78,11 +83,15 @@ def is_initialized():
 def device_count():
     return 1
 
+raise_in_stats = False  # as if a signal handler raised KeyboardInterrupt inside the call
+
 def memory_stats(device=None):
+    if raise_in_stats:
+        raise KeyboardInterrupt
     out = collections.OrderedDict((k, 0) for k in (
         "allocated_bytes.all.current", "allocated_bytes.all.peak", "reserved_bytes.all.current",
         "reserved_bytes.all.peak", "active_bytes.all.current", "inactive_split_bytes.all.current",
-        "segment.all.current", "num_alloc_retries", "num_ooms"))
+        "inactive_split_bytes.all.peak", "segment.all.current", "num_alloc_retries", "num_ooms"))
     out.update(stats)
     out["active_bytes.all.current"] = stats["allocated_bytes.all.current"]
     return out
@@ -103,12 +112,14 @@ def child(scenario, cudart):
         ptr = ctypes.c_void_p()
         assert rt.cudaMalloc(ctypes.byref(ptr), ctypes.c_size_t(MiB)) == 0
         return
-    if scenario in ("fragmented", "off"):
+    if scenario in ("fragmented", "off", "peaks"):
         for _ in range(3):
             assert tc.reserve(200 * MiB) == 0
         tc.allocate(150 * MiB)
         tc.free(50 * MiB)                     # 100 MiB allocated now, 150 at the peak
-        tc.stats["num_alloc_retries"] = 2
+        if scenario != "peaks":
+            tc.stats["num_alloc_retries"] = 2
+            tc.stats["inactive_split_bytes.all.peak"] = 400 * MiB
         assert tc._malloc(64 * MiB)[0] == 0   # raw cudaMalloc past torch's allocator
     elif scenario == "healthy":
         assert tc.reserve(300 * MiB) == 0
@@ -119,6 +130,18 @@ def child(scenario, cudart):
         tc.allocate(600 * MiB)
         tc.free(300 * MiB)
         tc.stats["inactive_split_bytes.all.current"] = 300 * MiB
+        tc.stats["inactive_split_bytes.all.peak"] = 300 * MiB
+    elif scenario == "interrupt":
+        assert tc.reserve(300 * MiB) == 0
+        tc.raise_in_stats = True
+        try:
+            tc.reserve(400 * MiB)             # denied: the shim's pending read raises inside memory_stats
+            for _ in range(1000):
+                pass
+            print("NOT INTERRUPTED")
+        except KeyboardInterrupt:
+            print("INTERRUPTED")
+        tc.raise_in_stats = False
     elif scenario == "oom":
         assert tc.reserve(300 * MiB) == 0
         tc.allocate(10 * MiB)
@@ -157,7 +180,7 @@ def main():
         for py in interpreters():
             ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
                                  text=True).stdout.strip()
-            scenarios = ["fragmented", "healthy", "split", "oom", "not_init", "no_torch", "off"] if py == sys.executable \
+            scenarios = ["fragmented", "peaks", "healthy", "split", "oom", "interrupt", "not_init", "no_torch", "off"] if py == sys.executable \
                 else ["fragmented", "oom"]
             for sc in scenarios:
                 errs = run_one(py, ver, sc, shim, fake, cudart, schema, pkg)
@@ -176,7 +199,7 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
     with tempfile.TemporaryDirectory() as out:
         env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=fake, CUDASHIM_OUT=out, CUDASHIM_LOG_LEVEL="error",
                    FAKE_CUDART=cudart, PYTHONPATH=pkg)
-        if sc == "oom":
+        if sc in ("oom", "interrupt"):
             env["CUDASHIM_MEM_CAP"] = "512MiB"
         if sc == "off":
             env["CUDASHIM_TORCH_COUNTERS"] = "0"
@@ -190,10 +213,12 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
                             "check_report_schema.py"), schema, reports[0]], capture_output=True, text=True)
         errs = [] if v.returncode == 0 else [f"report does not match the schema\n{v.stdout}"]
         rep = json.load(open(reports[0]))
+    if sc == "interrupt" and p.stdout.strip().splitlines()[-1:] != ["INTERRUPTED"]:
+        errs.append(f"the KeyboardInterrupt raised inside the shim's read did not reach the program: {p.stdout!r}")
     tm = rep["torch_memory"]
     snaps = {s["moment"]: s["devices"] for s in tm["snapshots"]}
     ids = {f["id"]: f["count"] for f in rep["findings"]}
-    want_state = {"fragmented": "read", "healthy": "read", "split": "read", "oom": "read", "not_init": "torch_cuda_not_initialized",
+    want_state = {"fragmented": "read", "peaks": "read", "healthy": "read", "split": "read", "interrupt": "read", "oom": "read", "not_init": "torch_cuda_not_initialized",
                   "no_torch": "no_torch", "off": "off"}[sc]
     if tm["state"] != want_state:
         errs.append(f"state {tm['state']!r}, expected {want_state!r}")
@@ -216,11 +241,18 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
             expect(r, allocated_bytes=100 * MiB, allocated_peak_bytes=150 * MiB, reserved_bytes=600 * MiB,
                    reserved_peak_bytes=600 * MiB, segments=3, alloc_retries=2, process_bytes=664 * MiB,
                    reserved_unallocated_bytes=500 * MiB, peak_overhead_bytes=450 * MiB,
-                   outside_torch_bytes=64 * MiB, fragmented=True)
+                   inactive_split_peak_bytes=400 * MiB, outside_torch_bytes=64 * MiB, fragmented=True)
         if ids.get("alloc.fragmentation") != 1 or ids.get("alloc.torch-retries") != 2:
             errs.append(f"findings {ids}: expected alloc.fragmentation x1 and alloc.torch-retries x2")
         if "oom" in snaps:
             errs.append("an oom snapshot without an out-of-memory")
+    elif sc == "peaks":
+        r = row("exit")
+        if r:
+            expect(r, peak_overhead_bytes=450 * MiB, inactive_split_bytes=0, inactive_split_peak_bytes=0,
+                   fragmented=False)
+        if "alloc.fragmentation" in ids or "alloc.torch-retries" in ids:
+            errs.append(f"findings {ids}: peak overhead without split remainders is not fragmentation")
     elif sc == "healthy":
         r = row("exit")
         if r:
@@ -228,11 +260,14 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
                    process_bytes=300 * MiB, outside_torch_bytes=0, fragmented=False)
         if "alloc.fragmentation" in ids or "alloc.torch-retries" in ids:
             errs.append(f"findings {ids}: no fragmentation finding expected")
+    elif sc == "interrupt":
+        if "oom" in snaps or len(snaps.get("exit", [])) != 1:
+            errs.append(f"snapshots {sorted(snaps)}: expected the exit one only (the OOM read was interrupted)")
     elif sc == "split":
         r = row("exit")
         if r:
             expect(r, allocated_bytes=300 * MiB, peak_overhead_bytes=0, inactive_split_bytes=300 * MiB,
-                   fragmented=True)
+                   inactive_split_peak_bytes=300 * MiB, fragmented=True)
         if ids.get("alloc.fragmentation") != 1:
             errs.append(f"findings {ids}: expected alloc.fragmentation from the inactive split bytes")
     elif sc == "oom":

@@ -44,6 +44,6 @@ int main(int argc, char** argv) {
   // live bytes would read 4 MiB. The leak is the driver's allocation made under cudaMalloc:
   // it must be reported at this program's call of cudaMalloc, not at an unknown site.
   print_expectations(n, "\"expect_device0\": {\"live_bytes\": 2097152, \"peak_bytes\": 2097152}, "
-                        "\"expect_leak\": {\"bytes\": 2097152, \"where\": \"runtime_paths\"}");
+                        "\"expect_leak\": {\"bytes\": 2097152, \"where\": \"runtime_paths\", \"api\": \"cudaMalloc\"}");
   return 0;
 }

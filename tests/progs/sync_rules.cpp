@@ -41,6 +41,10 @@ int main(int argc, char** argv) {
   const bool sites_off = off_env != nullptr && std::strcmp(off_env, "1") == 0;
   auto set_sites = reinterpret_cast<SetSites>(dlsym(RTLD_DEFAULT, "cudashim_set_call_sites"));
   if (sites_off && (set_sites == nullptr || set_sites(0) != 1)) return 4;
+  if (mode == "churn_after_oom") {  // one refused allocation first: the churn that follows is still churn
+    void* huge = nullptr;
+    if (cudaMalloc(&huge, size_t{1} << 50) == cudaSuccess) return 5;
+  }
   float loss = 0;
   void* args[] = {nullptr};
   for (int s = 0; s < kSteps; ++s) {
@@ -52,7 +56,7 @@ int main(int argc, char** argv) {
       CHECK_RT(cudaStreamSynchronize(nb));
     } else if (mode == "explicit_sync") {
       CHECK_RT(cudaDeviceSynchronize());
-    } else if (mode == "churn") {
+    } else if (mode == "churn" || mode == "churn_after_oom") {
       void* tmp = nullptr;
       CHECK_RT(cudaMalloc(&tmp, 4 << 20));
       CHECK_RT(cudaFree(tmp));

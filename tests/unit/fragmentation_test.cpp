@@ -36,9 +36,10 @@ TEST_CASE("after an OOM: reserved but unallocated, 256 MiB and 20% of reserved",
   CHECK(fragmented_after(TorchMoment::oom, row(1100 * MiB, 1400 * MiB)) == 1);      // 300 MiB, 21.4%
   CHECK(fragmented_after(TorchMoment::oom, row(1300 * MiB, 1600 * MiB)) == 0);      // 300 MiB, 18.75%
   CHECK(fragmented_after(TorchMoment::oom, row(0, 0)) == 0);
+  CHECK(fragmented_after(TorchMoment::oom, row(100 * MiB, 300 * MiB)) == 0);  // 67%, but only 200 MiB
 }
 
-TEST_CASE("at exit: a plain cache is not fragmentation; peak overhead or split blocks are", "[fragmentation]") {
+TEST_CASE("at exit: a plain cache or a peak overhead is not fragmentation; split blocks are", "[fragmentation]") {
   TorchDeviceMemory cache = row(4096 * MiB, 4096 * MiB);  // peaks equal
   cache.allocated = 0;                                     // everything freed, segments kept
   CHECK(fragmented_after(TorchMoment::exit, cache) == 0);
@@ -48,8 +49,16 @@ TEST_CASE("at exit: a plain cache is not fragmentation; peak overhead or split b
   CHECK(fragmented_after(TorchMoment::exit, split) == 1);
   split.inactive_split = 800 * MiB;  // 19.5%
   CHECK(fragmented_after(TorchMoment::exit, split) == 0);
-  TorchDeviceMemory peaks = row(3000 * MiB, 4096 * MiB);  // peak overhead 1096 MiB, 26.8%
-  CHECK(fragmented_after(TorchMoment::exit, peaks) == 1);
+  split.inactive_split = 0;
+  split.inactive_split_peak = 1024 * MiB;  // at some point, 25% of the reserved peak
+  CHECK(fragmented_after(TorchMoment::exit, split) == 1);
+  split.inactive_split_peak = 200 * MiB;  // under 256 MiB
+  CHECK(fragmented_after(TorchMoment::exit, split) == 0);
+  // 10 GiB cached, peaks reset (torch.cuda.reset_peak_memory_stats), then a 1 GiB peak: the
+  // peaks differ by 9 GiB, and nothing was ever split
+  TorchDeviceMemory reset = row(1024 * MiB, 10240 * MiB);
+  reset.allocated = 0;
+  CHECK(fragmented_after(TorchMoment::exit, reset) == 0);
   recorder::torch_mem_reset();
 }
 
