@@ -246,12 +246,6 @@ int capture(recorder::PyFrameText* frames, int max) {
   return gil_held() ? capture_with_gil(frames, max) : capture_without_gil(frames, max);
 }
 
-template <typename T>
-bool find(T& fn, const char* name) {
-  fn = reinterpret_cast<T>(real_dl().dlsym(RTLD_DEFAULT, name));
-  return fn != nullptr;
-}
-
 std::atomic<int> g_state{0};  // 0 not looked, 3 installing, 1 ready, 2 absent
 
 }  // namespace
@@ -265,18 +259,18 @@ void install_python_readers() {
     return;
   }
   PyApi a{};
-  const bool ok = find(a.is_initialized, "Py_IsInitialized") && find(a.gil_check, "PyGILState_Check") &&
-                  find(a.get_frame, "PyEval_GetFrame") && find(a.line_number, "PyFrame_GetLineNumber") &&
-                  find(a.frame_code, "PyFrame_GetCode") && find(a.frame_back, "PyFrame_GetBack") &&
-                  find(a.decref, "Py_DecRef") && find(a.getattr, "PyObject_GetAttrString") &&
-                  find(a.utf8, "PyUnicode_AsUTF8") && find(a.err_clear, "PyErr_Clear");
+  const bool ok = find_global(a.is_initialized, "Py_IsInitialized") && find_global(a.gil_check, "PyGILState_Check") &&
+                  find_global(a.get_frame, "PyEval_GetFrame") && find_global(a.line_number, "PyFrame_GetLineNumber") &&
+                  find_global(a.frame_code, "PyFrame_GetCode") && find_global(a.frame_back, "PyFrame_GetBack") &&
+                  find_global(a.decref, "Py_DecRef") && find_global(a.getattr, "PyObject_GetAttrString") &&
+                  find_global(a.utf8, "PyUnicode_AsUTF8") && find_global(a.err_clear, "PyErr_Clear");
   if (ok) {
     // The GIL-free reader: 3.12 and 3.13 only, and only with every piece present.
     const auto* version = static_cast<const unsigned long*>(real_dl().dlsym(RTLD_DEFAULT, "Py_Version"));
     a.version = version ? *version : 0;
     const unsigned long mm = a.version >> 16;
-    if ((mm == 0x030C || mm == 0x030D) && find(a.this_tstate, "PyGILState_GetThisThreadState") &&
-        find(a.iframe_line, "PyUnstable_InterpreterFrame_GetLine")) {
+    if ((mm == 0x030C || mm == 0x030D) && find_global(a.this_tstate, "PyGILState_GetThisThreadState") &&
+        find_global(a.iframe_line, "PyUnstable_InterpreterFrame_GetLine")) {
       a.code_type = real_dl().dlsym(RTLD_DEFAULT, "PyCode_Type");
       a.str_type = real_dl().dlsym(RTLD_DEFAULT, "PyUnicode_Type");
       a.bytes_type = real_dl().dlsym(RTLD_DEFAULT, "PyBytes_Type");

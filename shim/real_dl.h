@@ -21,6 +21,14 @@ struct RealDl {
 // Aborts with a message naming the symbol when libc offers none.
 const RealDl& real_dl();
 
+// Resolves `name` in the process's global scope (RTLD_DEFAULT) into `fn`, through the real
+// dlsym; false when nothing defines it (CPython's API in a process without Python).
+template <typename T>
+bool find_global(T& fn, const char* name) {
+  fn = reinterpret_cast<T>(real_dl().dlsym(RTLD_DEFAULT, name));
+  return fn != nullptr;
+}
+
 // True when `addr` lies inside libcudashim.so itself (a wrapper, never a real function).
 bool is_own_address(const void* addr);
 

@@ -80,10 +80,14 @@ bool set_call_sites(int on) {
 }
 
 void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
-  // An allocation the driver made under this (outermost) call: cudaMalloc over cuMemAlloc_v2.
+  // What calls made under this (outermost) one left for it, taken even when sites are off
+  // so that nothing stale reaches a later call: the driver allocation under cudaMalloc
+  // (note_inner_alloc), and a free the pool took under cudaFree (shim/pool.cpp).
   rec::ThreadState& ts = rec::g_tls;
   const uint64_t inner_key = ts.inner_alloc_key;
   if (__builtin_expect(inner_key != 0, 0)) ts.inner_alloc_key = 0;
+  const bool pooled_free = ts.pooled_free;
+  if (__builtin_expect(pooled_free, 0)) ts.pooled_free = false;
   const int o = g_sites_override.load(std::memory_order_relaxed);
   if (o == 0 || (o < 0 && !policy::sync_thresholds().call_sites)) return;
   if (!g_python_looked.load(std::memory_order_relaxed)) {
@@ -113,10 +117,7 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   else if (inner_key != 0 && runtime_alloc_row(id))  // only a runtime allocation claims it (never a stale key)
     rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);
   const policy::SyncThresholds& th = policy::sync_thresholds();
-  if (ts.pooled_free) {  // set by the pool inside this call (shim/pool.cpp)
-    s->pooled.fetch_add(1, std::memory_order_relaxed);
-    ts.pooled_free = false;
-  }
+  if (pooled_free) s->pooled.fetch_add(1, std::memory_order_relaxed);
   // Between an out-of-memory of this thread and its next successful allocation (shim/oom_notice.h):
   // the frees there are an allocator's cache flush (only free sites look at this counter).
   if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);

@@ -34,7 +34,7 @@
 
 namespace cudashim::shim {
 
-bool g_torch_counters_armed = false;
+std::atomic<int> g_torch_arm_state{0};
 
 namespace {
 
@@ -71,22 +71,16 @@ PyApi g_api;
 std::atomic<bool> g_enabled{false};  // set by the policy; an inert process stays off
 std::atomic<bool> g_oom_pending{false};
 
-template <typename T>
-bool find(T& fn, const char* name) {
-  fn = reinterpret_cast<T>(real_dl().dlsym(RTLD_DEFAULT, name));
-  return fn != nullptr;
-}
-
 bool resolve(PyApi& a) {
-  return find(a.is_initialized, "Py_IsInitialized") && find(a.add_pending, "Py_AddPendingCall") &&
-         find(a.import, "PyImport_ImportModule") && find(a.getattr, "PyObject_GetAttrString") &&
-         find(a.cfunction_new, "PyCFunction_NewEx") && find(a.call_args, "PyObject_CallFunctionObjArgs") &&
-         find(a.sys_get, "PySys_GetObject") && find(a.dict_get, "PyDict_GetItemString") &&
-         find(a.long_from, "PyLong_FromLong") && find(a.long_as, "PyLong_AsLongLong") &&
-         find(a.is_true, "PyObject_IsTrue") && find(a.err_occurred, "PyErr_Occurred") &&
-         find(a.err_clear, "PyErr_Clear") && find(a.decref, "Py_DecRef") && find(a.build_value, "Py_BuildValue") &&
-         find(a.exc_matches, "PyErr_ExceptionMatches") && find(a.exc_exception, "PyExc_Exception") &&
-         find(a.version, "Py_GetVersion");
+  return find_global(a.is_initialized, "Py_IsInitialized") && find_global(a.add_pending, "Py_AddPendingCall") &&
+         find_global(a.import, "PyImport_ImportModule") && find_global(a.getattr, "PyObject_GetAttrString") &&
+         find_global(a.cfunction_new, "PyCFunction_NewEx") && find_global(a.call_args, "PyObject_CallFunctionObjArgs") &&
+         find_global(a.sys_get, "PySys_GetObject") && find_global(a.dict_get, "PyDict_GetItemString") &&
+         find_global(a.long_from, "PyLong_FromLong") && find_global(a.long_as, "PyLong_AsLongLong") &&
+         find_global(a.is_true, "PyObject_IsTrue") && find_global(a.err_occurred, "PyErr_Occurred") &&
+         find_global(a.err_clear, "PyErr_Clear") && find_global(a.decref, "Py_DecRef") && find_global(a.build_value, "Py_BuildValue") &&
+         find_global(a.exc_matches, "PyErr_ExceptionMatches") && find_global(a.exc_exception, "PyExc_Exception") &&
+         find_global(a.version, "Py_GetVersion");
 }
 
 // 3.9 or newer. On 3.8 a pending call requested while the interpreter exits touches the
@@ -196,7 +190,8 @@ bool read_counters(recorder::TorchMoment when) {
   return true;
 }
 
-// The atexit callback (a METH_NOARGS builtin): returns None, never raises.
+// The atexit callback (a METH_NOARGS builtin): returns None; raises only an interrupt that
+// came in while it read (see interrupted()).
 PyObj* at_exit(PyObj*, PyObj*) {
   if (g_enabled.load(std::memory_order_relaxed) && !read_counters(recorder::TorchMoment::exit))
     return nullptr;  // an interrupt came in while we read: Python's atexit reports it as it would its own
@@ -230,8 +225,6 @@ int read_after_oom(void*) {
   return 0;
 }
 
-std::atomic<int> g_arm_state{0};  // 0 not tried, 1 trying, 2 Python asked, 3 no Python (or off)
-
 }  // namespace
 
 void torch_counters_configure(bool on) {
@@ -241,25 +234,22 @@ void torch_counters_configure(bool on) {
 
 void torch_counters_arm_slow() {
   int expected = 0;
-  if (!g_arm_state.compare_exchange_strong(expected, 1)) return;
+  if (!g_torch_arm_state.compare_exchange_strong(expected, 1)) return;
   int result = 3;
   if (g_enabled.load(std::memory_order_relaxed) && resolve(g_api) && supported_version(g_api.version()) &&
       g_api.is_initialized() != 0) {
-    // -1: the interpreter's queue is full (a burst of signals); the flush thread retries.
-    if (g_api.add_pending(register_at_exit, nullptr) == 0) {
-      result = 2;
-      // Before the request runs (register_at_exit sets armed; the main thread may also
-      // never come back to the interpreter, as in a C++ program embedding Python).
+    // -1: the interpreter's queue is full (a burst of signals); the next allocation retries.
+    result = g_api.add_pending(register_at_exit, nullptr) == 0 ? 2 : 0;
+    // Before the request runs (register_at_exit sets armed; the main thread may also never
+    // come back to the interpreter, as in a C++ program embedding Python).
+    if (result == 2)
       recorder::torch_mem_advance_state(recorder::TorchMemState::not_armed, recorder::TorchMemState::asked);
-    }
-    else result = 0;
   }
-  g_arm_state.store(result, std::memory_order_release);
-  if (result != 0) __atomic_store_n(&g_torch_counters_armed, true, __ATOMIC_RELAXED);
+  g_torch_arm_state.store(result, std::memory_order_release);
 }
 
 void torch_counters_after_oom() {
-  if (g_arm_state.load(std::memory_order_acquire) != 2 || !g_enabled.load(std::memory_order_relaxed)) return;
+  if (g_torch_arm_state.load(std::memory_order_acquire) != 2 || !g_enabled.load(std::memory_order_relaxed)) return;
   // Only the main thread: there torch's allocator lock is released before the next
   // bytecode. Another thread's OOM could leave that lock held while the main thread
   // runs the read (and waits for it).

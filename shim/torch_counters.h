@@ -1,6 +1,7 @@
 // torch_counters.h: reads PyTorch's allocator counters from inside the process, with
 // no import and no change to user code (recorder/torch_memory.h keeps what is read).
 #pragma once
+#include <atomic>
 
 namespace cudashim::shim {
 
@@ -12,9 +13,10 @@ void torch_counters_configure(bool on);
 // left alone. Called on each successful device allocation (the driver's or the pool's), so
 // only by a thread that allocates, never by the shim's own threads.
 void torch_counters_arm_slow();
-extern bool g_torch_counters_armed;  // written once, by the arming thread
+// 0 not tried (or to retry), 1 trying, 2 CPython asked, 3 nothing to do (no CPython, 3.8, off).
+extern std::atomic<int> g_torch_arm_state;
 inline void torch_counters_arm() {
-  if (__builtin_expect(!__atomic_load_n(&g_torch_counters_armed, __ATOMIC_RELAXED), 0)) torch_counters_arm_slow();
+  if (__builtin_expect(g_torch_arm_state.load(std::memory_order_relaxed) < 2, 0)) torch_counters_arm_slow();
 }
 
 // An out-of-memory on this thread: when it is Python's main thread, the counters are

@@ -23,6 +23,17 @@
 
 #define CUDASHIM_EXPORT __attribute__((visibility("default")))
 
+namespace cudashim::shim {
+// What every successful allocation notes, the driver's (CUDASHIM_POST_ALLOC) or the pool's
+// (CUDASHIM_POOL_ROUTE): torch's counters may now be worth reading, this thread's OOM
+// recovery is over, and under an outer call (cudaMalloc) the outer site claims it.
+inline void note_allocated(recorder::CallScope& scope, const CallFacts& f) {
+  torch_counters_arm();
+  note_alloc_succeeded();
+  if (!scope.outermost()) note_inner_alloc(scope.thread(), f);
+}
+}  // namespace cudashim::shim
+
 // ---- before the real call
 #define CUDASHIM_PRE_PASS(...)
 #define CUDASHIM_PRE_RESOLVE(...)
@@ -69,9 +80,7 @@
     facts_.mem_kind = (KIND);                                    \
     facts_.key = (KEY);                                          \
     ::cudashim::policy::commit(KIND, facts_.key, facts_.bytes, charged_, dev_); \
-    ::cudashim::shim::torch_counters_arm();                      \
-    ::cudashim::shim::note_alloc_succeeded();                    \
-    if (!scope.outermost()) ::cudashim::shim::note_inner_alloc(scope.thread(), facts_); \
+    ::cudashim::shim::note_allocated(scope, facts_);             \
   } else {                                                       \
     ::cudashim::policy::rollback(kId, KIND, dev_, charged_, r);  \
     if (r == CUDA_ERROR_OUT_OF_MEMORY) ::cudashim::shim::note_oom(kId, dev_, charged_, false); \
@@ -116,11 +125,7 @@
       /* the cache takes never blocks and reads no clock */                                                 \
       const auto pr_ = ::cudashim::shim::pool_call<kId>(facts_, real CUDASHIM_ARGS_TAIL ARGS);             \
       const uint64_t pdt_ = facts_.blocked_ticks;                                                          \
-      if (pr_ == CUDA_SUCCESS && facts_.key != 0) { /* an allocation the pool made or served */            \
-        ::cudashim::shim::torch_counters_arm();                                                            \
-        ::cudashim::shim::note_alloc_succeeded();                                                          \
-        if (!scope.outermost()) ::cudashim::shim::note_inner_alloc(scope.thread(), facts_);               \
-      }                                                                                                    \
+      if (static_cast<int>(pr_) == 0 && facts_.key != 0) ::cudashim::shim::note_allocated(scope, facts_); \
       if constexpr (kSite)                                                                                 \
         if (scope.outermost()) ::cudashim::shim::observe(kId, __builtin_return_address(0), pdt_, facts_);  \
       scope.finish(static_cast<uint64_t>(pr_), pdt_);                                                      \
