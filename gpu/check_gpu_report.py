@@ -11,7 +11,7 @@ its "program" field picks the rules:
   cuda_counts    runtime-API program (static or shared libcudart). It names only
                  runtime calls, so:
                  - shared libcudart: every runtime ABI it called that cudashim hooks
-                   (hook_table.h R rows) has exactly that api.<ABI>.calls; runtime ABIs
+                   (catalog/hooks.def runtime rows) has exactly that api.<ABI>.calls; runtime ABIs
                    cudashim does not hook (__cudaLaunchKernel, the <<<>>> stub's entry
                    since CUDA 12.8/13.0) are noted, and no runtime row is counted that
                    the program did not call;
@@ -75,16 +75,13 @@ def hooked_names(cudashim):
         except (OSError, subprocess.SubprocessError):
             pass
     # Fallback: parse the table itself.
-    path = os.path.join(HERE, "..", "shim", "hook_table.h")
+    path = os.path.join(HERE, "..", "catalog", "hooks.def")
     text = open(path).read()
-    for m in re.finditer(r"CUDASHIM_RT_PT\(R,\s*(\w+),\s*(\w+),", text):
-        rt.update({m.group(1), m.group(1) + m.group(2)})
-    for m in re.finditer(r"^\s*R\((\w+),", text, re.M):
-        rt.add(m.group(1))
-    for m in re.finditer(r"CUDASHIM_PT2\(X,\s*(\w+),\s*(\w+),", text):
-        drv.update({m.group(1), m.group(1) + m.group(2)})
-    for m in re.finditer(r"X\((cu\w+),", text):
-        drv.add(m.group(1))
+    for layer, names in (("RUNTIME", rt), ("DRIVER", drv)):
+        for m in re.finditer(r"^CUDASHIM_%s_PT\((\w+),\s*(\w+)," % layer, text, re.M):
+            names.update({m.group(1), m.group(1) + m.group(2)})
+        for m in re.finditer(r"^CUDASHIM_%s\((\w+)," % layer, text, re.M):
+            names.add(m.group(1))
     return {n for n in drv if n.startswith("cu")}, {n for n in rt if n.startswith("cuda")}
 
 

@@ -11,7 +11,7 @@
 
 #include "policy/policy.h"
 #include "recorder/mem_kind.h"
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 namespace cudashim::policy {
 

@@ -29,12 +29,6 @@ const RuleRow kRows[] = {
 SyncThresholds g_thresholds;
 constexpr uint64_t kSmallH2D = 64 * 1024;  // "not the small host-to-device ones"
 
-bool name_is(const HookInfo& h, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (std::strcmp(h.name, n) == 0) return true;
-  return false;
-}
-
 struct SiteView {
   const recorder::CallSite* site;
   uint64_t ticks;
@@ -104,11 +98,14 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
   // Both streams really in use: launches on the legacy stream and on a blocking one.
   if (t.legacy_stream_launches > g_thresholds.warmup_hits && t.blocking_stream_launches > g_thresholds.warmup_hits)
     agg[static_cast<int>(Finding::legacy_stream)].count += t.legacy_stream_launches;
-  const uint64_t thread_sync = t.calls[static_cast<size_t>(HookId::cudaThreadSynchronize)];
-  if (thread_sync + ev(recorder::Event::blocking_sync_flag) > 0) {
+  // Deprecated APIs (their calls and blocked time) and the deprecated blocking-sync flags.
+  uint64_t deprecated_calls = 0, deprecated_ticks = 0;
+  for (size_t h = 0; h < kHookCount; ++h)
+    if (kHooks[h].has(ROLE_DEPRECATED)) deprecated_calls += t.calls[h], deprecated_ticks += t.time_ns[h];
+  if (deprecated_calls + ev(recorder::Event::blocking_sync_flag) > 0) {
     Agg& a = agg[static_cast<int>(Finding::deprecated_api)];
-    a.count += thread_sync + ev(recorder::Event::blocking_sync_flag);
-    a.ticks += t.time_ns[static_cast<size_t>(HookId::cudaThreadSynchronize)];
+    a.count += deprecated_calls + ev(recorder::Event::blocking_sync_flag);
+    a.ticks += deprecated_ticks;
   }
   if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(Finding::launch_blocking)].count = 1;
   // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/fragmentation.h).
@@ -150,27 +147,23 @@ Finding classify_site(const recorder::CallSite& s) {
   const uint64_t hits = s.hits.load(std::memory_order_relaxed);
   if (hits == 0) return Finding::none;
   const uint64_t avg_bytes = s.bytes.load(std::memory_order_relaxed) / hits;
-  if (std::strcmp(h.family, "sync") == 0 && h.timing == Timing::BLOCKING) {
+  if (h.family == Family::sync && h.timing == Timing::BLOCKING) {
     if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return Finding::scalar_readback;
-    if (s.api == HookId::cudaThreadSynchronize) return Finding::deprecated_api;
+    if (h.has(ROLE_DEPRECATED)) return Finding::deprecated_api;
     return Finding::explicit_sync;
   }
   if (h.kind == RecKind::COPY) {
     if (s.pageable.load(std::memory_order_relaxed) * 2 >= hits) return Finding::async_pageable;
     if (h.timing == Timing::BLOCKING) {
-      const bool d2h = std::strstr(h.name, "DtoH") != nullptr || std::strstr(h.name, "AtoH") != nullptr;
-      const bool h2d = std::strstr(h.name, "HtoD") != nullptr || std::strstr(h.name, "HtoA") != nullptr;
-      if (d2h && avg_bytes <= g_thresholds.readback_max_bytes) return Finding::scalar_readback;
-      if (h2d && avg_bytes <= kSmallH2D) return Finding::none;
-      if (std::strstr(h.name, "Memset") != nullptr || std::strstr(h.name, "memset") != nullptr) return Finding::none;
+      if (h.dir == CopyDir::D2H && avg_bytes <= g_thresholds.readback_max_bytes) return Finding::scalar_readback;
+      if (h.dir == CopyDir::H2D && avg_bytes <= kSmallH2D) return Finding::none;
+      if (h.dir == CopyDir::MEMSET) return Finding::none;
       return Finding::sync_copy;
     }
     return Finding::none;
   }
-  if (name_is(h, {"cuMemAllocHost_v2", "cuMemHostAlloc", "cuMemFreeHost", "cuMemHostRegister_v2",
-                  "cuMemHostUnregister", "cudaMallocHost", "cudaHostAlloc", "cudaFreeHost"}))
-    return Finding::pinned_in_loop;
-  if (name_is(h, {"cuMemFree_v2", "cudaFree", "cuMemUnmap", "cuMemRelease", "cuMemPoolTrimTo"})) {
+  if (h.has(ROLE_PINNED_HOST)) return Finding::pinned_in_loop;
+  if (h.has(ROLE_DEVICE_FREE)) {
     // An allocator emptying its cache after an out-of-memory (torch frees every cached
     // segment and retries) is a burst at one site, not churn: alloc.torch-retries tells it.
     if (s.oom_flush.load(std::memory_order_relaxed) * 2 >= hits) return Finding::none;

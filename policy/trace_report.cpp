@@ -33,7 +33,7 @@ std::string trace_json(int pid, uint64_t start_ticks, uint64_t start_mono_ns) {
       const HookInfo& h = hook_info(static_cast<HookId>(e.hook));
       out += fmt::format(",\n{{\"ph\": \"X\", \"pid\": {}, \"tid\": {}, \"name\": \"{}\", \"cat\": \"{}\", \"ts\": {:.3f}, "
                          "\"dur\": {:.3f}, \"args\": {{\"where\": {}}}}}",
-                         pid, tid, h.name, h.family, us(e.start), ticks_to_ns(e.duration) / 1000.0,
+                         pid, tid, h.name, family_name(h.family), us(e.start), ticks_to_ns(e.duration) / 1000.0,
                          site ? json_str(describe_site(*site)) : "null");
     }
   }

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 namespace cudashim::recorder {
 

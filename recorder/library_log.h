@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 namespace cudashim::recorder {
 

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 namespace cudashim::recorder {
 

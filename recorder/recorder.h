@@ -10,7 +10,7 @@
 #include "recorder/ledger.h"
 #include "recorder/mem_kind.h"
 #include "recorder/thread_slots.h"
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 namespace cudashim::recorder {
 

@@ -173,7 +173,7 @@ std::string render_report_json(const ProcessInfo& info, const std::string& extra
     if (t.calls[h] == 0) continue;
     const HookInfo& hi = kHooks[h];
     app(out, "{}\n    \"{}\": {{\"family\": \"{}\", \"layer\": \"{}\", \"calls\": {}, \"errors\": {}", first ? "" : ",", hi.name,
-        hi.family, hi.runtime ? "runtime" : "driver", t.calls[h], t.errors[h]);
+        family_name(hi.family), hi.layer(), t.calls[h], t.errors[h]);
     if (t.last_error[h] != 0) app(out, ", \"last_error\": {}", t.last_error[h]);
     if (hi.timing == Timing::BLOCKING) app(out, ", \"blocked_ns\": {}", ticks_to_ns(t.time_ns[h]));
     if (hi.timing == Timing::TIMED) app(out, ", \"time_ns\": {}", ticks_to_ns(t.time_ns[h]));

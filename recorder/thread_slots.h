@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 namespace cudashim::recorder {
 
@@ -55,19 +55,11 @@ struct ThreadSlot {
 
 inline constexpr uint32_t kMaxThreadSlots = 512;
 
-// The calling thread's state. depth counts nested hooks on this thread.
+// The calling thread's state. depth counts nested hooks on this thread. (What the shim's
+// hooks hand each other on a thread is the shim's own: shim/thread_flags.h.)
 struct ThreadState {
   ThreadSlot* slot;
   uint32_t depth;
-  uint32_t internal;         // >0 while cudashim's own code runs: hooks pass straight through
-  uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
-  uint64_t readback_ticks;   // nonzero: this thread's last copy was a small device-to-host one (a read-back)
-  bool pooled_free;          // the pool took this thread's current free into its cache (cudaFree over cuMemFree)
-  bool oom_recovery;         // an allocation of this thread ran out of memory and none has succeeded since:
-                             // its frees are an allocator's cache flush (torch's retry), not churn
-  uint8_t inner_alloc_kind;  // the MemKind of inner_alloc_key
-  uint64_t inner_alloc_key;  // the allocation a driver call made under this thread's current outermost
-                             // hook (cudaMalloc over cuMemAlloc_v2): the outer call site claims it
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS

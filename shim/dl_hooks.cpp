@@ -12,7 +12,8 @@
 #include "recorder/events.h"
 #include "recorder/library_log.h"
 #include "recorder/thread_slots.h"
-#include "shim/hook_catalog.h"
+#include "shim/thread_flags.h"
+#include "catalog/hooks.h"
 #include "shim/nvml_hooks.h"
 #include "shim/real_dl.h"
 #include "shim/resolve.h"
@@ -45,7 +46,7 @@ bool asks_for_libcuda(const char* file) {
 // caller, unless it is the shim's own (RTLD_NOLOAD probes of the inventory) or cannot
 // change the loaded set. (The watcher sees loads and unloads in the loader's own counts.)
 void note_dlopen(const char* file, int mode, void* caller) {
-  if (rec::g_tls.internal != 0 || (mode & RTLD_NOLOAD) != 0 || g_inert.load(std::memory_order_relaxed)) return;
+  if (in_internal() || (mode & RTLD_NOLOAD) != 0 || g_inert.load(std::memory_order_relaxed)) return;
   if (file == nullptr) return;
   const char* base = std::strrchr(file, '/');
   base = base ? base + 1 : file;
@@ -99,7 +100,7 @@ void* dlclose_enter(void* handle, void* caller) {
 
 void* dlsym_decide(void* handle, const char* name, void* caller, void** out) {
   const RealDl& dl = real_dl();
-  const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
+  const bool active = name != nullptr && !in_internal() && !g_inert.load(std::memory_order_relaxed);
   const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
   if (id == HookId::kCount && active && std::strncmp(name, "nvmlDeviceGetMemoryInfo", 23) == 0) {
     *out = nvml_answer(name, dl.dlsym(handle, name));  // NVML's memory views, capped (nvml_hooks.h)
@@ -119,7 +120,7 @@ void* dlsym_decide(void* handle, const char* name, void* caller, void** out) {
 
 void* dlvsym_decide(void* handle, const char* name, const char* version, void* caller, void** out) {
   const RealDl& dl = real_dl();
-  const bool active = name != nullptr && rec::g_tls.internal == 0 && !g_inert.load(std::memory_order_relaxed);
+  const bool active = name != nullptr && !in_internal() && !g_inert.load(std::memory_order_relaxed);
   const HookId id = active ? cudashim::find_hook(name) : HookId::kCount;
   if (id == HookId::kCount && active && std::strncmp(name, "nvmlDeviceGetMemoryInfo", 23) == 0) {
     *out = nvml_answer(name, dl.dlvsym(handle, name, version));

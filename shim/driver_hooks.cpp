@@ -1,4 +1,4 @@
-// driver_hooks.cpp: the driver API wrappers, generated from hook_table.h.
+// driver_hooks.cpp: the driver API wrappers, generated from catalog/hooks.def.
 // (cuGetProcAddress* are hand-written in proc_address.cpp.)
 #include "shim/wrapper_body.h"
 
@@ -23,7 +23,7 @@
 #define CUDASHIM_SELECT_RESOLVE(NAME, KIND, TIMING, PFN, PARAMS, ARGS, REC) \
   static_assert(::cudashim::hook_info(::cudashim::HookId::NAME).kind == ::cudashim::RecKind::RESOLVE);
 
-#define CUDASHIM_DEFINE_DRIVER(NAME, FAMILY, KIND, TIMING, PFN, PARAMS, ARGS, REC) \
+#define CUDASHIM_DRIVER(NAME, FAMILY, DIR, KIND, TIMING, ROLES, PFN, PARAMS, ARGS, REC) \
   CUDASHIM_SELECT_##KIND(NAME, KIND, TIMING, PFN, PARAMS, ARGS, REC)
-
-CUDASHIM_DRIVER_HOOKS(CUDASHIM_DEFINE_DRIVER)
+#define CUDASHIM_RUNTIME(...)
+#include "catalog/hooks.def"

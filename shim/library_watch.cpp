@@ -15,6 +15,7 @@
 #include "recorder/library_log.h"
 #include "recorder/mem_kind.h"
 #include "recorder/thread_slots.h"
+#include "shim/thread_flags.h"
 #include "shim/cuda_abi.h"
 #include "shim/log.h"
 #include "shim/resolve.h"
@@ -143,7 +144,7 @@ void describe_image(const void* image, recorder::ModuleLoad& m) {
 
 void note_module_load(HookId id, const void* image, bool is_path, int result, uint64_t dt_ticks, const void* caller) {
   if (g_inert.load(std::memory_order_relaxed)) return;
-  recorder::g_tls.internal++;
+  InternalScope internal;
   try {
     recorder::ModuleLoad m;
     m.t_ns = monotonic_ns();
@@ -166,7 +167,6 @@ void note_module_load(HookId id, const void* image, bool is_path, int result, ui
     recorder::log_module_load(std::move(m));
   } catch (...) {
   }
-  recorder::g_tls.internal--;
 }
 
 namespace {
@@ -179,14 +179,13 @@ int live_driver_version() { return g_driver_version.load(std::memory_order_relax
 namespace {
 void rescan(bool force) {
   if (g_inert.load(std::memory_order_relaxed)) return;
-  recorder::g_tls.internal++;  // our own dlopen(RTLD_NOLOAD)/dlclose are not the program's
+  InternalScope internal;  // our own dlopen(RTLD_NOLOAD)/dlclose are not the program's
   try {
     policy::LiveDriverFacts facts;
     facts.driver_version = live_driver_version();
     for (const std::string& line : policy::libraries_rescan(facts, force)) log_message(LogLevel::warn, "{}", line);
   } catch (...) {
   }
-  recorder::g_tls.internal--;
 }
 }  // namespace
 

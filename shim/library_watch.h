@@ -3,7 +3,8 @@
 #pragma once
 #include <cstdint>
 
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
+#include "shim/cuda_abi.h"
 
 namespace cudashim::shim {
 

@@ -10,6 +10,7 @@
 #include "policy/admission.h"
 #include "recorder/mem_kind.h"
 #include "recorder/thread_slots.h"
+#include "shim/thread_flags.h"
 #include "shim/cuda_abi.h"
 #include "shim/real_dl.h"
 #include "shim/resolve.h"
@@ -82,9 +83,10 @@ int cuda_ordinal(void* nvml_device, void* real_mem_fn) {
 // `cap` bytes with no driver reservation in it: reserved (v2) becomes 0 and used = total - free.
 void cap(void* nvml_device, void* real, unsigned long long& total, unsigned long long& free, unsigned long long& used,
          unsigned long long* reserved) {
-  recorder::g_tls.internal++;
-  const int d = cuda_ordinal(nvml_device, real);
-  recorder::g_tls.internal--;
+  const int d = [&] {
+    InternalScope internal;
+    return cuda_ordinal(nvml_device, real);
+  }();
   if (d < 0) return;
   size_t t = total, f = free;
   policy::cap_mem_info(d, &f, &t);

@@ -6,10 +6,9 @@
 // totals then come from the same ledger and cap as cuMemGetInfo. Not counted in the
 // report's api table (it holds the driver and runtime rows only).
 #pragma once
+#include "catalog/hooks.h"  // kNvmlHooks
 
 namespace cudashim::shim {
-
-inline constexpr const char* kNvmlHooks[] = {"nvmlDeviceGetMemoryInfo", "nvmlDeviceGetMemoryInfo_v2"};
 
 // Returns our wrapper for `name` once `real` (what the caller would get) is noted as
 // its real function, or nullptr when `name` is not one of kNvmlHooks.

@@ -15,7 +15,7 @@ namespace cudashim::shim {
 
 void note_oom(HookId id, int device, uint64_t bytes, bool denied) {
   torch_counters_after_oom();  // torch's own view, read once the main thread is back in Python
-  recorder::g_tls.oom_recovery = true;  // the frees that follow are a cache flush (shim/sync_observer.cpp)
+  g_flags.oom_recovery = true;  // the frees that follow are a cache flush (shim/sync_observer.cpp)
   static std::atomic<bool> first_logged{false};
   static std::atomic<uint64_t> driver_refusals{0};
   if (!first_logged.exchange(true, std::memory_order_relaxed)) {

@@ -2,8 +2,9 @@
 #pragma once
 #include <cstdint>
 
-#include "recorder/thread_slots.h"
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
+#include "shim/cuda_abi.h"
+#include "shim/thread_flags.h"
 
 namespace cudashim::shim {
 
@@ -18,7 +19,7 @@ void note_oom(HookId id, int device, uint64_t bytes, bool denied);
 
 // A successful allocation on this thread ends its recovery. One TLS load on the allocation path.
 inline void note_alloc_succeeded() {
-  recorder::ThreadState& ts = recorder::g_tls;
+  ThreadFlags& ts = g_flags;
   if (__builtin_expect(ts.oom_recovery, 0)) ts.oom_recovery = false;
 }
 

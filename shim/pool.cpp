@@ -25,6 +25,7 @@
 #include "shim/log.h"
 #include "shim/oom_notice.h"
 #include "shim/resolve.h"
+#include "shim/thread_flags.h"
 
 namespace cudashim::shim {
 
@@ -625,7 +626,7 @@ CUresult pool_mem_free(PFN_cuMemFree_v3020 real, CallFacts& f, CUdeviceptr dptr)
     std::lock_guard<std::mutex> lock(cs->bins[cls].mu);
     cs->bins[cls].blocks.push_back({dptr, fence});
   }
-  rec::g_tls.pooled_free = true;  // read by the outermost hook's observe() (cudaFree over cuMemFree)
+  g_flags.pooled_free = true;  // read by the outermost hook's observe() (cudaFree over cuMemFree)
   return CUDA_SUCCESS;
 }
 

@@ -16,7 +16,7 @@
 
 #include "policy/admission.h"
 #include "shim/cuda_abi.h"
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 #include "shim/sync_observer.h"
 
 namespace cudashim::shim {
@@ -57,14 +57,12 @@ CUresult pool_stream_destroy(PFN_cuStreamDestroy_v4000 real, CUstream stream);
 // A device pointer freed by another path (cuMemFreeAsync): the pool forgets it.
 void pool_forget(unsigned long long dptr);
 
-// Rows whose whole call the pool takes over while it is on.
-constexpr bool pool_routed(HookId id) {
-  return id == HookId::cuMemAlloc_v2 || id == HookId::cuMemFree_v2 || id == HookId::cuStreamCreate ||
-         id == HookId::cuStreamCreateWithPriority || id == HookId::cuStreamDestroy_v2;
-}
+// Rows whose whole call the pool takes over while it is on (ROLE_POOL_ROUTED in catalog/hooks.def).
+constexpr bool pool_routed(HookId id) { return hook_info(id).has(ROLE_POOL_ROUTED); }
 
 // Dispatches a routed row to the pool. Instantiated for every row (the wrapper body is
-// shared) but reached only for pool_routed() rows; others forward to `real`.
+// shared) but reached only for pool_routed() rows; a routed row without a case here fails
+// to compile.
 template <HookId id, class F, class... A>
 inline auto pool_call(CallFacts& f, F real, A... a) -> decltype(real(a...)) {
   if constexpr (id == HookId::cuMemAlloc_v2) return pool_mem_alloc(real, f, a...);
@@ -72,7 +70,10 @@ inline auto pool_call(CallFacts& f, F real, A... a) -> decltype(real(a...)) {
   else if constexpr (id == HookId::cuStreamCreate) return pool_stream_create(real, a...);
   else if constexpr (id == HookId::cuStreamCreateWithPriority) return pool_stream_create_prio(real, a...);
   else if constexpr (id == HookId::cuStreamDestroy_v2) return pool_stream_destroy(real, a...);
-  else return real(a...);
+  else {
+    static_assert(!pool_routed(id), "a ROLE_POOL_ROUTED row needs its pool function here");
+    return real(a...);
+  }
 }
 
 }  // namespace cudashim::shim

@@ -19,21 +19,20 @@ namespace rec = cudashim::recorder;
 using cudashim::HookId;
 
 // Declarations of every wrapper, so their addresses can be taken below.
-#define CUDASHIM_DECLARE_DRIVER(NAME, FAMILY, KIND, TIMING, PFN, PARAMS, ARGS, REC) \
+#define CUDASHIM_DRIVER(NAME, FAMILY, DIR, KIND, TIMING, ROLES, PFN, PARAMS, ARGS, REC) \
   extern "C" CUresult CUDAAPI NAME PARAMS;
-#define CUDASHIM_DECLARE_RUNTIME(NAME, FAMILY, KIND, TIMING, PARAMS, ARGS, REC) \
+#define CUDASHIM_RUNTIME(NAME, FAMILY, DIR, KIND, TIMING, ROLES, PARAMS, ARGS, REC) \
   extern "C" cudaError_t CUDARTAPI NAME PARAMS;
-CUDASHIM_DRIVER_HOOKS(CUDASHIM_DECLARE_DRIVER)
-CUDASHIM_RUNTIME_HOOKS(CUDASHIM_DECLARE_RUNTIME)
+#include "catalog/hooks.def"
 
 namespace cudashim::shim {
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"  // &cudaThreadSynchronize, on purpose
 void* const g_wrappers[kHookCount] = {
-#define CUDASHIM_WRAPPER_ADDR(NAME, ...) reinterpret_cast<void*>(&::NAME),
-    CUDASHIM_DRIVER_HOOKS(CUDASHIM_WRAPPER_ADDR) CUDASHIM_RUNTIME_HOOKS(CUDASHIM_WRAPPER_ADDR)
-#undef CUDASHIM_WRAPPER_ADDR
+#define CUDASHIM_DRIVER(NAME, ...) reinterpret_cast<void*>(&::NAME),
+#define CUDASHIM_RUNTIME(NAME, ...) reinterpret_cast<void*>(&::NAME),
+#include "catalog/hooks.def"
 };
 #pragma GCC diagnostic pop
 

@@ -11,6 +11,7 @@
 #include "recorder/ledger.h"
 #include "recorder/mem_kind.h"
 #include "recorder/thread_slots.h"
+#include "shim/thread_flags.h"
 #include "shim/log.h"
 #include "shim/real_dl.h"
 
@@ -86,14 +87,16 @@ bool adopt_real(HookId id, void* real) {
 
 void* resolve_real(HookId id) {
   const HookInfo& info = hook_info(id);
-  recorder::g_tls.internal++;
-  void* p = real_dl().dlsym(RTLD_NEXT, info.name);
-  if (p != nullptr && is_own_address(p)) p = nullptr;
-  if (p == nullptr) {
-    p = info.runtime ? lookup_loaded(kRuntimeSonames, std::size(kRuntimeSonames), info.name)
-                     : lookup_loaded(kDriverSonames, std::size(kDriverSonames), info.name);
+  void* p = nullptr;
+  {
+    InternalScope internal;
+    p = real_dl().dlsym(RTLD_NEXT, info.name);
+    if (p != nullptr && is_own_address(p)) p = nullptr;
+    if (p == nullptr) {
+      p = info.runtime ? lookup_loaded(kRuntimeSonames, std::size(kRuntimeSonames), info.name)
+                       : lookup_loaded(kDriverSonames, std::size(kDriverSonames), info.name);
+    }
   }
-  recorder::g_tls.internal--;
   if (p == nullptr) return nullptr;
   adopt_real(id, p);
   return g_real[static_cast<size_t>(id)].load(std::memory_order_acquire);

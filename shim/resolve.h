@@ -2,7 +2,8 @@
 #pragma once
 #include <atomic>
 
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
+#include "shim/cuda_abi.h"
 
 namespace cudashim::shim {
 

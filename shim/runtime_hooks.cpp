@@ -1,9 +1,9 @@
 // runtime_hooks.cpp: the runtime API wrappers (shared libcudart), generated from
-// hook_table.h. Runtime rows nest over driver rows: memory is accounted once, at
+// catalog/hooks.def. Runtime rows nest over driver rows: memory is accounted once, at
 // the driver level; these rows add the runtime's view (calls, blocked time).
 #include "shim/wrapper_body.h"
 
-#define CUDASHIM_DEFINE_RUNTIME(NAME, FAMILY, KIND, TIMING, PARAMS, ARGS, REC)                          \
+#define CUDASHIM_RUNTIME(NAME, FAMILY, DIR, KIND, TIMING, ROLES, PARAMS, ARGS, REC)                    \
   extern "C" CUDASHIM_EXPORT cudaError_t CUDARTAPI NAME PARAMS {                                        \
     using Fn = cudaError_t(CUDARTAPI*) PARAMS;                                                          \
     CUDASHIM_WRAPPER_BODY(NAME, KIND, TIMING, Fn, cudaErrorSymbolNotFound, ARGS, REC)                    \
@@ -13,5 +13,6 @@
 // see (and later flag) the programs that still call it.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-CUDASHIM_RUNTIME_HOOKS(CUDASHIM_DEFINE_RUNTIME)
+#define CUDASHIM_DRIVER(...)
+#include "catalog/hooks.def"
 #pragma GCC diagnostic pop

@@ -64,10 +64,9 @@ void announce(const CallSite& s, policy::SyncRule rule) {
 }  // namespace
 
 uint64_t maybe_sample_cpu(recorder::CallScope& scope) {
-  rec::ThreadState& ts = scope.thread();
   // Every 256th blocking call: CLOCK_THREAD_CPUTIME_ID is a real system call (~300 ns),
   // so sampling keeps its share of a timed sync under 2 ns (bench/results/hook_overhead-cpu.md).
-  if (!scope.outermost() || (++ts.blocking_calls & 255) != 0) return 0;
+  if (!scope.outermost() || (++g_flags.blocking_calls & 255) != 0) return 0;
   return thread_cpu_ns();
 }
 
@@ -83,7 +82,7 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   // What calls made under this (outermost) one left for it, taken even when sites are off
   // so that nothing stale reaches a later call: the driver allocation under cudaMalloc
   // (note_inner_alloc), and a free the pool took under cudaFree (shim/pool.cpp).
-  rec::ThreadState& ts = rec::g_tls;
+  ThreadFlags& ts = g_flags;
   const uint64_t inner_key = ts.inner_alloc_key;
   if (__builtin_expect(inner_key != 0, 0)) ts.inner_alloc_key = 0;
   const bool pooled_free = ts.pooled_free;
@@ -123,16 +122,16 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);
 
   if (info.kind == RecKind::COPY) {
-    if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_ticks = 1;  // a read-back is pending
+    if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_pending = true;  // a read-back is pending
     if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
         !is_pinned(f.host))
       s->pageable.fetch_add(1, std::memory_order_relaxed);
   }
-  if (info.timing == Timing::BLOCKING && std::string_view(info.family) == "sync" && ts.readback_ticks != 0) {
+  if (info.timing == Timing::BLOCKING && info.family == Family::sync && ts.readback_pending) {
     s->after_readback.fetch_add(1, std::memory_order_relaxed);
-    ts.readback_ticks = 0;
+    ts.readback_pending = false;
   } else if (info.kind != RecKind::COPY) {
-    ts.readback_ticks = 0;
+    ts.readback_pending = false;
   }
   if (f.cpu0 != 0) {
     s->cpu_samples.fetch_add(1, std::memory_order_relaxed);

@@ -4,8 +4,10 @@
 #include <atomic>
 #include <cstdint>
 
+#include "catalog/hooks.h"
+#include "shim/cuda_abi.h"
 #include "recorder/recorder.h"
-#include "shim/hook_catalog.h"
+#include "shim/thread_flags.h"
 
 namespace cudashim::shim {
 
@@ -22,17 +24,14 @@ struct CallFacts {
 };
 
 // The runtime's allocation calls, whose driver allocation happens under them.
-constexpr bool runtime_alloc_row(HookId id) {
-  return id == HookId::cudaMalloc || id == HookId::cudaMallocManaged || id == HookId::cudaMallocPitch ||
-         id == HookId::cudaMallocHost || id == HookId::cudaHostAlloc;
-}
+constexpr bool runtime_alloc_row(HookId id) { return hook_info(id).has(ROLE_RUNTIME_ALLOC); }
 
 // An allocation made by a driver call inside another hooked call (cudaMalloc over
 // cuMemAlloc_v2): its ledger entry gets the outer call's site (observe()). Two TLS stores.
-inline void note_inner_alloc(recorder::ThreadState& ts, const CallFacts& f) {
+inline void note_inner_alloc(const CallFacts& f) {
   if (f.key == 0) return;
-  ts.inner_alloc_key = f.key;
-  ts.inner_alloc_kind = static_cast<uint8_t>(f.mem_kind);
+  g_flags.inner_alloc_key = f.key;
+  g_flags.inner_alloc_kind = static_cast<uint8_t>(f.mem_kind);
 }
 
 // Counts one call at its call site (native return address and, in CPython, the

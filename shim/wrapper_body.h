@@ -13,7 +13,7 @@
 #include "policy/admission.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
-#include "shim/hook_catalog.h"
+#include "shim/hook_abi.h"
 #include "shim/resolve.h"
 #include "shim/library_watch.h"
 #include "shim/oom_notice.h"
@@ -30,7 +30,7 @@ namespace cudashim::shim {
 inline void note_allocated(recorder::CallScope& scope, const CallFacts& f) {
   torch_counters_arm();
   note_alloc_succeeded();
-  if (!scope.outermost()) note_inner_alloc(scope.thread(), f);
+  if (!scope.outermost()) note_inner_alloc(f);
 }
 }  // namespace cudashim::shim
 
@@ -50,7 +50,7 @@ inline void note_allocated(recorder::CallScope& scope, const CallFacts& f) {
 #define CUDASHIM_PRE_MODLOAD(...)
 #define CUDASHIM_PRE_DRVVER(...)
 #define CUDASHIM_PRE_FREE(KIND, KEY)                                                          \
-  if constexpr (kId == ::cudashim::HookId::cuMemFreeAsync || kId == ::cudashim::HookId::cuMemFreeAsync_ptsz) \
+  if constexpr (::cudashim::hook_info(kId).has(::cudashim::ROLE_STREAM_FREE))                                   \
     if (::cudashim::policy::pool_enabled()) ::cudashim::shim::pool_forget(static_cast<unsigned long long>(KEY)); \
   ::cudashim::recorder::record_free(KIND, static_cast<unsigned long long>(KEY));
 // Allocation: the policy admits (and charges) before the real call; a refusal is

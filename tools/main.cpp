@@ -10,8 +10,7 @@
 #include "policy/policy.h"
 #include "policy/sync_rules.h"
 #include "symbols/findings.h"
-#include "shim/hook_catalog.h"
-#include "shim/nvml_hooks.h"
+#include "catalog/hooks.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
 #include "tools/rank_compare.h"
@@ -49,40 +48,16 @@ int cmd_report(const std::vector<std::string>& paths, bool json, const std::stri
 int cmd_hooks(bool names_only, bool markdown) {
   using namespace cudashim;
   if (markdown) std::cout << "| ABI symbol | Layer | Family | Recorded | Timing |\n|---|---|---|---|---|\n";
-  for (const HookInfo& h : kHooks) {
-    static constexpr const char* kKinds[] = {"calls, errors",
-                                             "calls, errors; admitted by the allocator policy, then a ledger entry",
-                                             "calls, errors, ledger entry removed (before the call)",
-                                             "calls, errors, bytes",
-                                             "calls; wrapper of the exact ABI returned",
-                                             "calls, errors; free/total capped by the policy",
-                                             "calls, errors; total capped by the policy",
-                                             "calls, errors; launches on the legacy default stream",
-                                             "calls, errors; CU_CTX_BLOCKING_SYNC noted",
-                                             "calls, errors; blocking streams noted",
-                                             "calls, errors; image noted in the module log (kind, bytes, coverage, load time)",
-                                             "calls, errors; the driver's CUDA version kept for the live rules"};
-    static_assert(std::size(kKinds) == static_cast<size_t>(RecKind::DRVVER) + 1, "one text per RecKind");
-    static constexpr const char* kTiming[] = {"none", "blocking (wall time, blocked_ns)", "timed (time_ns)"};
-    const char* rec = kKinds[static_cast<int>(h.kind)];
-    const char* tim = kTiming[static_cast<int>(h.timing)];
-    if (names_only)
-      std::cout << h.name << "\n";
-    else if (markdown)
-      std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", h.name, h.runtime ? "runtime" : "driver", h.family, rec, tim);
-    else
-      std::cout << fmt::format("{:<36} {:<8} {:<8} {}; {}\n", h.name, h.runtime ? "runtime" : "driver", h.family, rec, tim);
-  }
-  // NVML's memory queries (shim/nvml_hooks.h): capped like cuMemGetInfo, not counted.
-  for (const char* name : cudashim::shim::kNvmlHooks) {
-    const char* rec = "not counted; total/free/used capped by the policy (device matched by PCI address)";
+  auto row = [&](const char* name, const char* layer, const char* family, const char* rec, const char* tim) {
     if (names_only)
       std::cout << name << "\n";
     else if (markdown)
-      std::cout << fmt::format("| `{}` | nvml | memory | {} | none |\n", name, rec);
+      std::cout << fmt::format("| `{}` | {} | {} | {} | {} |\n", name, layer, family, rec, tim);
     else
-      std::cout << fmt::format("{:<36} {:<8} {:<8} {}; none\n", name, "nvml", "memory", rec);
-  }
+      std::cout << fmt::format("{:<36} {:<8} {:<8} {}; {}\n", name, layer, family, rec, tim);
+  };
+  for (const HookInfo& h : kHooks) row(h.name, h.layer(), family_name(h.family), rec_kind_text(h.kind), timing_text(h.timing));
+  for (const char* name : kNvmlHooks) row(name, "nvml", "memory", kNvmlHookText, "none");
   return 0;
 }
 

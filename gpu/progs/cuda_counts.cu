@@ -31,7 +31,7 @@
 
 namespace {
 
-std::map<std::string, unsigned long long> g_rt;     // hooked runtime ABIs (hook_table.h R rows)
+std::map<std::string, unsigned long long> g_rt;     // hooked runtime ABIs (catalog/hooks.def runtime rows)
 std::map<std::string, unsigned long long> g_other;  // runtime calls cudashim does not hook
 
 void check(cudaError_t e, const char* what, int line) {

@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   const char* n_free_host = CUDASHIM_STR(cuMemFreeHost);
   const char* n_info = CUDASHIM_STR(cuMemGetInfo);
 
-  std::map<std::string, unsigned long long> n;  // hooked ABIs (hook_table.h X rows)
+  std::map<std::string, unsigned long long> n;  // hooked ABIs (catalog/hooks.def driver rows)
   std::map<std::string, unsigned long long> other;  // driver calls cudashim does not hook
   constexpr size_t kBlock = 1u << 20, kAsyncBlock = 2u << 20, kPinned = 64u << 10, kKeep = (3u << 20) + 8192;
   constexpr int kInts = static_cast<int>(kBlock / sizeof(int));

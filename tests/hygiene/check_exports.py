@@ -2,7 +2,7 @@
 """check_exports.py LIB CLI: libcudashim.so exports exactly its hooks + dl* + cudashim_* API.
 
 The allowlist is generated, not written: `cudashim hooks --names` prints the rows of
-shim/hook_table.h. Anything else exported (a libstdc++ symbol, a helper that lost
+catalog/hooks.def. Anything else exported (a libstdc++ symbol, a helper that lost
 its hidden visibility) or any hook not exported fails the test, naming the symbols.
 """
 import subprocess

@@ -7,7 +7,7 @@
 
 #include "recorder/events.h"
 #include "recorder/recorder.h"
-#include "shim/hook_catalog.h"
+#include "catalog/hooks.h"
 
 using namespace cudashim;
 using namespace cudashim::recorder;

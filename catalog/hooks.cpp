@@ -1,5 +1,5 @@
-// hook_catalog.cpp: exact-name lookup over the hook table.
-#include "shim/hook_catalog.h"
+// catalog/hooks.cpp: exact-name lookup over the hook table, and the texts of its columns.
+#include "catalog/hooks.h"
 
 #include <array>
 
@@ -35,7 +35,7 @@ constexpr bool names_unique() {
       if (std::string_view(kHooks[i].name) == std::string_view(kHooks[j].name)) return false;
   return true;
 }
-static_assert(names_unique(), "hook_table.h lists an ABI name twice");
+static_assert(names_unique(), "catalog/hooks.def lists an ABI name twice");
 
 }  // namespace
 
@@ -50,6 +50,23 @@ HookId find_hook(std::string_view name) {
     if (name == kHooks[v - 1].name) return static_cast<HookId>(v - 1);
   }
   return HookId::kCount;
+}
+
+}  // namespace cudashim
+
+namespace cudashim {
+
+const char* rec_kind_text(RecKind k) {
+  static constexpr const char* kText[] = {
+#define CUDASHIM_REC_KIND(NAME, WHAT) WHAT,
+#include "catalog/rec_kinds.def"
+  };
+  return kText[static_cast<int>(k)];
+}
+
+const char* timing_text(Timing t) {
+  static constexpr const char* kText[] = {"none", "blocking (wall time, blocked_ns)", "timed (time_ns)"};
+  return kText[static_cast<int>(t)];
 }
 
 }  // namespace cudashim
