@@ -1,6 +1,7 @@
 // init.cpp: start-up, fork and exit of the preloaded library, and the C API.
 //
-// The constructor does only cheap, lock-free work (PRODUCT.md rule 4): read the
+// The constructor does only cheap, lock-free work (it runs under the loader's lock; peers
+// that hook CUDA with real work there deadlocked importing torch from conda): read the
 // CUDASHIM_* options, note the process facts, register the fork handler. Real
 // functions are resolved lazily by the hooks. The report is written at exit (or when
 // SIGTERM or an abort ends the process: shim/terminate.h).
