@@ -123,7 +123,8 @@ void after_fork_parent() {
 }
 
 // A forked child (a DataLoader worker) starts with clean counters and its own
-// identity; nothing it inherits is a held lock or a finished set-up (rule 8).
+// identity; nothing it inherits is a held lock or a finished set-up (fork(2),
+// pthread_atfork(3)).
 void after_fork_child() {
   if (t_fork_locked) symbols::walk_mutex().unlock();  // taken by before_fork() in this very thread
   t_fork_locked = false;
