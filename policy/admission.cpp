@@ -49,7 +49,8 @@ void configure_admission(const Policy& p, DeviceQueries q) {
   g_pool_on.store(p.flag(Setting::POOL), std::memory_order_relaxed);
   static bool fork_handler = [] {
     // A forked child (a DataLoader worker) cannot use its parent's CUDA context and may
-    // inherit a pool lock held by another thread (PRODUCT.md rule 8): it runs without the pool.
+    // inherit a pool lock held by another thread (fork(2): only the calling thread is copied;
+    // pthread_atfork(3)): it runs without the pool.
     pthread_atfork(nullptr, nullptr, [] { g_pool_on.store(false, std::memory_order_relaxed); });
     return true;
   }();

@@ -4,7 +4,8 @@
 // rollback() after. admit() charges the ledger atomically against the device's
 // cap, so many threads allocating against one cap never exceed it. A refusal is
 // answered with CUDA_ERROR_OUT_OF_MEMORY by the shim on every path, async ones
-// included: PyTorch frees its cache and retries on that code only (rule 6).
+// included: PyTorch frees its cache and retries on that code only (any other code ends
+// as "unrecognized error").
 #pragma once
 #include <atomic>
 #include <cstdint>

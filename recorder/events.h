@@ -9,7 +9,7 @@ namespace cudashim::recorder {
 #define CUDASHIM_EVENTS(E)                                                                         \
   E(dlsym_substituted, "dlsym/dlvsym lookups of a hooked name answered with cudashim's wrapper")  \
   E(dlsym_passthrough, "dlsym/dlvsym lookups passed to the loader untouched")                      \
-  E(dlsym_from_driver, "hooked names looked up by libcuda itself, passed through (rule 11)")       \
+  E(dlsym_from_driver, "hooked names looked up by libcuda itself (seen on WSL2), passed through")  \
   E(procaddr_substituted, "cuGetProcAddress results replaced by the wrapper of the exact ABI")     \
   E(procaddr_passthrough, "cuGetProcAddress results for symbols cudashim does not hook")           \
   E(procaddr_unmatched_hooked, "hooked ABI names whose driver result matched no exported function")  \

@@ -1,4 +1,5 @@
-// ledger.h: the memory ledger, one behind every memory view (PRODUCT.md rule 7).
+// ledger.h: the memory ledger, one behind every memory view (the capped free memory of
+// cuMemGetInfo_v2 and of NVML's memory queries comes from it: policy/admission.h).
 //
 // Live allocations sit in a fixed-capacity lock-free hash table (address ->
 // bytes, device, kind); per-device and per-kind live/peak bytes are atomics.

@@ -13,7 +13,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build python3 python3-pip unzip
   libelf-dev zlib1g-dev libzstd-dev          # libelf, linked statically, and what it needs
   libdw-dev liblzma-dev libbz2-dev           # libdw (DWARF lines for `cudashim report`), static, CLI only
-  libspdlog-dev libfmt-dev                   # header-only inside the preload library
+  libfmt-dev                                 # header-only inside the preload library
   catch2 nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
   binutils file
   chromium fonts-dejavu-core                 # the HTML report's test renders it headless

@@ -25,7 +25,7 @@ namespace rec = cudashim::recorder;
 namespace cudashim::shim {
 namespace {
 
-// True when `caller` is code inside a libcuda (it may dlsym its own handle: rule 11).
+// True when `caller` is code inside a libcuda (it may dlsym its own handle, seen on WSL2).
 bool called_from_driver(const void* caller) {
   Dl_info info;
   if (caller == nullptr || dladdr(caller, &info) == 0 || info.dli_fname == nullptr) return false;

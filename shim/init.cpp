@@ -1,6 +1,7 @@
 // init.cpp: start-up, fork and exit of the preloaded library, and the C API.
 //
-// The constructor does only cheap, lock-free work (PRODUCT.md rule 4): read the
+// The constructor does only cheap, lock-free work (it runs under the loader's lock; peers
+// that hook CUDA with real work there deadlocked importing torch from conda): read the
 // CUDASHIM_* options, note the process facts, register the fork handler. Real
 // functions are resolved lazily by the hooks. The report is written at exit (or when
 // SIGTERM or an abort ends the process: shim/terminate.h).
@@ -122,7 +123,8 @@ void after_fork_parent() {
 }
 
 // A forked child (a DataLoader worker) starts with clean counters and its own
-// identity; nothing it inherits is a held lock or a finished set-up (rule 8).
+// identity; nothing it inherits is a held lock or a finished set-up (fork(2),
+// pthread_atfork(3)).
 void after_fork_child() {
   if (t_fork_locked) symbols::walk_mutex().unlock();  // taken by before_fork() in this very thread
   t_fork_locked = false;

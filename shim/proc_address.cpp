@@ -7,7 +7,9 @@
 // the driver returned (cuMemAlloc vs cuMemAlloc_v2, cuStreamSynchronize vs
 // cuStreamSynchronize_ptsz), found by address. Requests for cuGetProcAddress itself
 // come back wrapped the same way. Unknown results (cuGetExportTable, unhooked APIs)
-// pass through untouched (PRODUCT.md rules 1, 10, 11).
+// pass through untouched, and a result that already is a wrapper is never wrapped again
+// (a driver may dlsym its own handle, seen on WSL2). Peers that hook CUDA broke on each
+// of these; the resolver's contract: CUDA C++ Programming Guide, "Driver Entry Point Access".
 #include <dlfcn.h>
 
 #include "recorder/events.h"

@@ -17,7 +17,8 @@ struct RealDl {
 // dlvsym is read from libc's own dynamic symbol table (GLIBC_2.34, else
 // GLIBC_2.2.5): calling `dlvsym` by name from here would bind to our own
 // interposer. The rest come from dlvsym(RTLD_NEXT, name, "GLIBC_2.34"), falling
-// back to "GLIBC_2.2.5" (PRODUCT.md rule 3; never _dl_sym, which is GLIBC_PRIVATE).
+// back to "GLIBC_2.2.5" (dlvsym(3); never _dl_sym, which is GLIBC_PRIVATE and broke
+// peers that hook CUDA inside containers).
 // Aborts with a message naming the symbol when libc offers none.
 const RealDl& real_dl();
 

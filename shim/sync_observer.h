@@ -45,7 +45,7 @@ void observe(HookId id, const void* return_address, uint64_t ticks, const CallFa
 bool set_call_sites(int on);
 
 // Returns the thread CPU time in ns when this blocking call is one of the sampled
-// ones (every 16th per thread), else 0. Samples tell spinning from sleeping.
+// ones (every 256th outermost one per thread), else 0. Samples tell spinning from sleeping.
 uint64_t maybe_sample_cpu(recorder::CallScope& scope);
 
 // A stream was created with `flags` (CU_STREAM_DEFAULT streams are blocking).

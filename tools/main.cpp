@@ -75,6 +75,31 @@ int cmd_options(bool markdown) {
   return 0;
 }
 
+// `cudashim findings [--markdown]`: both findings tables, the job's behavior
+// (policy/findings.def) and its libraries, driver and device code (symbols/findings.def:
+// doctor and the live inventory); as the Markdown of docs/findings.md, or one entry each.
+int cmd_findings(bool markdown) {
+  using namespace cudashim;
+  if (markdown) {
+    std::cout << "## Synchronization and memory (policy/findings.def)\n\n" << policy::findings_markdown();
+    std::cout << "\n## Libraries, driver and device code (symbols/findings.def)\n\n"
+              << "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
+    for (const auto& f : symbols::kFindings)
+      std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.name, symbols::severity_name(f.severity), f.title, f.advice);
+    return 0;
+  }
+  std::cout << "Synchronization and memory (policy/findings.def)\n";
+  for (int i = 1; i < static_cast<int>(policy::Finding::kCount); ++i) {
+    const policy::RuleRow& r = policy::rule_row(static_cast<policy::Finding>(i));
+    std::cout << fmt::format("{:<32} {:<8} {}\n    fix: {}\n", r.id, r.severity, r.title, r.fix);
+  }
+  std::cout << "\nLibraries, driver and device code (symbols/findings.def)\n";
+  for (const auto& f : symbols::kFindings)
+    std::cout << fmt::format("{:<32} {:<8} {}\n    fix: {}\n", f.name, symbols::severity_name(f.severity), f.title,
+                             f.advice);
+  return 0;
+}
+
 // `cudashim policy check FILE`: validate a policy file and print the effective policy
 // (defaults, /etc/cudashim/policy.toml unless FILE is it, FILE, then the environment).
 int cmd_policy_check(const std::string& file) {
@@ -152,17 +177,7 @@ int main(int argc, char** argv) {
   if (*report_cmd) return cmd_report(report_paths, report_json, report_html);
   if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
   if (*options_cmd) return cmd_options(options_md);
-  if (*findings_cmd) {
-    // Two tables: the job's behavior (policy/findings.def), and its libraries,
-    // driver and device code (symbols/findings.def: doctor and the live inventory).
-    std::cout << "## Synchronization and memory (policy/findings.def)\n\n" << cudashim::policy::findings_markdown();
-    std::cout << "\n## Libraries, driver and device code (symbols/findings.def)\n\n"
-              << "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
-    for (const auto& f : cudashim::symbols::kFindings)
-      std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.name, cudashim::symbols::severity_name(f.severity), f.title,
-                               f.advice);
-    return 0;
-  }
+  if (*findings_cmd) return cmd_findings(findings_md);
   if (*policy_check) return cmd_policy_check(policy_file);
   return 2;
 }

@@ -190,7 +190,7 @@ TEST_CASE("admission: caps on every kind that uses device memory, exact under th
     cap_mem_info(0, &free, &total);
     CHECK(total == 500);
     CHECK(free == 100);
-    cap_mem_info(0, nullptr, nullptr);  // OptiX passes NULL (rule 5)
+    cap_mem_info(0, nullptr, nullptr);  // OptiX passes NULL to cuMemGetInfo_v2
     recorder::record_free(MemKind::device, 0x1000);
     CHECK(admit(HookId::cuMemCreate, MemKind::vmm_device, 0, 200) == Verdict::admit);
   }

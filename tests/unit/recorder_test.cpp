@@ -24,7 +24,7 @@ TEST_CASE("hook names are matched exactly, never by prefix or base name", "[cata
   SECTION("every row finds itself") {
     for (size_t i = 0; i < kHookCount; ++i) REQUIRE(find_hook(kHooks[i].name) == static_cast<HookId>(i));
   }
-  SECTION("a base name is not its versioned ABI (rule 2)") {
+  SECTION("a base name is not its versioned ABI") {
     CHECK(find_hook("cuMemAlloc") == HookId::kCount);
     CHECK(find_hook("cuMemAlloc_v2") == HookId::cuMemAlloc_v2);
     CHECK(find_hook("cuStreamSynchronize_ptsz") == HookId::cuStreamSynchronize_ptsz);
@@ -33,7 +33,7 @@ TEST_CASE("hook names are matched exactly, never by prefix or base name", "[cata
   SECTION("\"cu\" prefixes of other families are not ours (a peer recursed on cudnn*)") {
     CHECK(find_hook("cu") == HookId::kCount);
     CHECK(find_hook("cudnnCreate") == HookId::kCount);
-    CHECK(find_hook("cuGetExportTable") == HookId::kCount);  // passed through untouched (rule 10)
+    CHECK(find_hook("cuGetExportTable") == HookId::kCount);  // passed through untouched
     CHECK(find_hook("cuMemAlloc_v2x") == HookId::kCount);
     CHECK(find_hook("") == HookId::kCount);
   }
