@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gen_docs.py [CLI]: regenerate docs/hooks.md, docs/options.md and docs/findings.md from the tables
-(shim/hook_table.h, policy/settings.def, policy/findings.def and symbols/findings.def, through the
+(catalog/hooks.def, policy/settings.def, policy/findings.def and symbols/findings.def, through the
 built `cudashim` CLI)."""
 import os
 import subprocess
