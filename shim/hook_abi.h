@@ -12,6 +12,9 @@
 typedef CUresult(CUDAAPI* PFN_cuCtxSynchronize_v13000)(CUcontext ctx);
 #endif
 
+// The wrappers and the C API are the library's only exports (shim/exports.map).
+#define CUDASHIM_EXPORT __attribute__((visibility("default")))
+
 // Helpers of the RECARGS column. An out-parameter is read after the call (a NULL one is 0).
 #define REC_PTR(p) (reinterpret_cast<unsigned long long>(p))
 #define REC_OUT(p) ((p) ? static_cast<unsigned long long>(*(p)) : 0ULL)
