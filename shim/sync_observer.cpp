@@ -11,7 +11,6 @@
 #include "recorder/events.h"
 #include "shim/log.h"
 #include "shim/resolve.h"
-#include "symbols/symbolize.h"
 
 namespace cudashim::shim {
 namespace {
@@ -51,14 +50,10 @@ void announce(const CallSite& s, policy::SyncRule rule) {
   const policy::RuleRow& row = policy::rule_row(rule);
   rec::stream_event("finding", fmt::format("\"id\": \"{}\", \"api\": \"{}\", \"hits\": {}", row.id,
                                            hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)));
-  if (s.py_depth > 0) {
-    const int f = policy::user_frame_index(s);
-    log_message(LogLevel::warn, "[{}] {} at {}:{} ({}): {}", row.id, row.title, s.py[f].file, s.py[f].line,
-                hook_info(s.api).name, row.fix);
-  } else {
-    const std::string where = symbols::to_string(symbols::symbolize(s.return_address));
-    log_message(LogLevel::warn, "[{}] {} at {} ({}): {}", row.id, row.title, where, hook_info(s.api).name, row.fix);
-  }
+  // The site as the report names it (policy::describe_site: the user's Python line, else the
+  // first native frame outside the CUDA runtime), so the live line and the report agree.
+  log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.id, row.title, policy::describe_site(s),
+              hook_info(s.api).name, row.fix);
 }
 
 }  // namespace
