@@ -271,7 +271,7 @@ TEST_CASE("doctor: --sm accepts the usual spellings", "[doctor]") {
   CHECK(parse_compute_capability("-90") == 0);
 }
 
-// --- issue 11: the driver bridge and Triton's toolchain, through doctor
+// --- the driver bridge and Triton's toolchain, through doctor
 
 TEST_CASE("doctor: the image's own libcuda against the host's kernel module", "[doctor][driver_bridge]") {
   TempDir t;
