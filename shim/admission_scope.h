@@ -9,7 +9,7 @@
 #include <cstdint>
 
 #include "catalog/hooks.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 
 namespace cudashim::shim {
 

@@ -3,7 +3,7 @@
 // header (the one way shim/ sees the CUDA headers, shim/cuda_abi.h).
 #pragma once
 #include "catalog/hooks.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "shim/cuda_abi.h"
 
 // CUDA 13.0's cuCtxSynchronize_v2 is a row whatever headers built the shim: declare its

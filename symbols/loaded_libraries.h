@@ -12,7 +12,7 @@ namespace cudashim::symbols {
 struct LoadedLibrary {
   std::string path;     // as the loader has it (l_name)
   std::string real;     // realpath: two names of one file are one copy
-  std::string family;   // cuda_libraries.def
+  std::string family;   // catalog/cuda_libraries.def
   std::string version;  // from the library's version API when it has one, else from the file name
   std::string version_source;  // "cudaRuntimeGetVersion", "ncclGetVersion", ..., or "file name"
   int major = -1;
