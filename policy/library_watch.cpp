@@ -31,7 +31,6 @@
 namespace cudashim::policy {
 namespace {
 
-using symbols::Finding;
 using symbols::LoadedLibrary;
 
 struct State {
@@ -109,8 +108,8 @@ std::string finding_json(const Finding& f) {
   std::string ev;
   for (size_t k = 0; k < f.evidence.size(); ++k) ev += (k ? ", " : "") + json_str(f.evidence[k]);
   return fmt::format("{{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"message\": {}, \"evidence\": [{}], \"fix\": {}}}",
-                     json_str(f.info().name), symbols::severity_name(f.info().severity), json_str(f.info().title),
-                     json_str(f.message), ev, json_str(f.info().advice));
+                     json_str(f.info().name), severity_name(f.info().severity), json_str(f.info().title),
+                     json_str(f.message), ev, json_str(f.info().fix));
 }
 
 std::string library_json(const LoadedLibrary& l) {
@@ -175,7 +174,7 @@ std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) 
   std::vector<Finding> out;
   for (const auto& [key, list] : by) {
     const auto& first = list.front();
-    Finding f{symbols::FindingId::versioned_symbol_shortfall, key.first,
+    Finding f{FindingId::versioned_symbol_shortfall, key.first,
               fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
                           "\"undefined symbol\"{}",
                           key.first, first.symbol, first.version, first.provider_soname, key.second,
@@ -278,7 +277,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
-    lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().advice));
+    lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().fix));
     recorder::stream_event("library_finding", "\"finding\": " + finding_json(f));
   }
   s.findings = std::move(findings);

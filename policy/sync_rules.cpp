@@ -19,13 +19,6 @@
 namespace cudashim::policy {
 namespace {
 
-const RuleRow kRows[] = {
-    {"", "", "", ""},
-#define CUDASHIM_FINDING(Enum, id, severity, title, fix) {id, #severity, title, fix},
-#include "policy/findings.def"
-#undef CUDASHIM_FINDING
-};
-
 SyncThresholds g_thresholds;
 constexpr uint64_t kSmallH2D = 64 * 1024;  // "not the small host-to-device ones"
 
@@ -69,13 +62,13 @@ std::string where_frame_json(const recorder::CallSite& s) {
   return recorder::frame_file_json(s.return_address);
 }
 
-void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
+void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)]) {
   recorder::for_each_site([&](const recorder::CallSite& s) {
     const uint64_t hits = s.hits.load(std::memory_order_relaxed);
     if (hits <= g_thresholds.warmup_hits) return;
-    const Finding f = classify_site(s);
+    const FindingId f = classify_site(s);
     const uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
-    if (f != Finding::none) {
+    if (f != FindingId::none) {
       Agg& a = agg[static_cast<int>(f)];
       a.count += hits;
       a.ticks += ticks;
@@ -85,7 +78,7 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
     const uint64_t wall_ns = ticks_to_ns(s.wall_ticks_sampled.load(std::memory_order_relaxed));
     if (samples >= 4 && wall_ns / samples >= 20000 &&
         s.cpu_ns_sampled.load(std::memory_order_relaxed) * 10 >= wall_ns * 8) {
-      Agg& a = agg[static_cast<int>(Finding::spin_wait)];
+      Agg& a = agg[static_cast<int>(FindingId::spin_wait)];
       a.count += hits;
       a.ticks += ticks;
       a.sites.push_back({&s, ticks});
@@ -97,42 +90,40 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
   auto ev = [](recorder::Event e) { return recorder::g_events[static_cast<int>(e)].load(std::memory_order_relaxed); };
   // Both streams really in use: launches on the legacy stream and on a blocking one.
   if (t.legacy_stream_launches > g_thresholds.warmup_hits && t.blocking_stream_launches > g_thresholds.warmup_hits)
-    agg[static_cast<int>(Finding::legacy_stream)].count += t.legacy_stream_launches;
+    agg[static_cast<int>(FindingId::legacy_stream)].count += t.legacy_stream_launches;
   // Deprecated APIs (their calls and blocked time) and the deprecated blocking-sync flags.
   uint64_t deprecated_calls = 0, deprecated_ticks = 0;
   for (size_t h = 0; h < kHookCount; ++h)
     if (kHooks[h].has(ROLE_DEPRECATED)) deprecated_calls += t.calls[h], deprecated_ticks += t.time_ns[h];
   if (deprecated_calls + ev(recorder::Event::blocking_sync_flag) > 0) {
-    Agg& a = agg[static_cast<int>(Finding::deprecated_api)];
+    Agg& a = agg[static_cast<int>(FindingId::deprecated_api)];
     a.count += deprecated_calls + ev(recorder::Event::blocking_sync_flag);
     a.ticks += deprecated_ticks;
   }
-  if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(Finding::launch_blocking)].count = 1;
+  if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(FindingId::launch_blocking)].count = 1;
   // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/fragmentation.h).
   const TorchVerdicts tv = torch_verdicts();
-  agg[static_cast<int>(Finding::torch_fragmentation)].count += tv.fragmented_devices;
-  agg[static_cast<int>(Finding::torch_retries)].count += tv.alloc_retries;
+  agg[static_cast<int>(FindingId::torch_fragmentation)].count += tv.fragmented_devices;
+  agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
 template <typename F>
 void for_each_finding(uint64_t wall_ns, F&& f) {
-  static Agg agg[static_cast<int>(Finding::kCount)];
+  static Agg agg[static_cast<int>(FindingId::kCount)];
   for (auto& a : agg) a = Agg{};
   aggregate(agg);
   std::vector<int> order;
-  for (int i = 1; i < static_cast<int>(Finding::kCount); ++i)
+  for (int i = 0; i < static_cast<int>(FindingId::kCount); ++i)
     if (agg[i].count > 0) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return agg[a].ticks > agg[b].ticks; });
   for (int i : order) {
     Agg& a = agg[i];
     std::sort(a.sites.begin(), a.sites.end(), [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; });
-    f(static_cast<Finding>(i), a, ticks_to_ns(a.ticks), wall_ns);
+    f(static_cast<FindingId>(i), a, ticks_to_ns(a.ticks), wall_ns);
   }
 }
 
 }  // namespace
-
-const RuleRow& rule_row(Finding f) { return kRows[static_cast<int>(f)]; }
 
 void configure_sync(const Policy& p) {
   g_thresholds.call_sites = p.flag(Setting::SITES);
@@ -142,35 +133,35 @@ void configure_sync(const Policy& p) {
 
 const SyncThresholds& sync_thresholds() { return g_thresholds; }
 
-Finding classify_site(const recorder::CallSite& s) {
+FindingId classify_site(const recorder::CallSite& s) {
   const HookInfo& h = hook_info(s.api);
   const uint64_t hits = s.hits.load(std::memory_order_relaxed);
-  if (hits == 0) return Finding::none;
+  if (hits == 0) return FindingId::none;
   const uint64_t avg_bytes = s.bytes.load(std::memory_order_relaxed) / hits;
   if (h.family == Family::sync && h.timing == Timing::BLOCKING) {
-    if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return Finding::scalar_readback;
-    if (h.has(ROLE_DEPRECATED)) return Finding::deprecated_api;
-    return Finding::explicit_sync;
+    if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::scalar_readback;
+    if (h.has(ROLE_DEPRECATED)) return FindingId::deprecated_api;
+    return FindingId::explicit_sync;
   }
   if (h.kind == RecKind::COPY) {
-    if (s.pageable.load(std::memory_order_relaxed) * 2 >= hits) return Finding::async_pageable;
+    if (s.pageable.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::async_pageable;
     if (h.timing == Timing::BLOCKING) {
-      if (h.dir == CopyDir::D2H && avg_bytes <= g_thresholds.readback_max_bytes) return Finding::scalar_readback;
-      if (h.dir == CopyDir::H2D && avg_bytes <= kSmallH2D) return Finding::none;
-      if (h.dir == CopyDir::MEMSET) return Finding::none;
-      return Finding::sync_copy;
+      if (h.dir == CopyDir::D2H && avg_bytes <= g_thresholds.readback_max_bytes) return FindingId::scalar_readback;
+      if (h.dir == CopyDir::H2D && avg_bytes <= kSmallH2D) return FindingId::none;
+      if (h.dir == CopyDir::MEMSET) return FindingId::none;
+      return FindingId::sync_copy;
     }
-    return Finding::none;
+    return FindingId::none;
   }
-  if (h.has(ROLE_PINNED_HOST)) return Finding::pinned_in_loop;
+  if (h.has(ROLE_PINNED_HOST)) return FindingId::pinned_in_loop;
   if (h.has(ROLE_DEVICE_FREE)) {
     // An allocator emptying its cache after an out-of-memory (torch frees every cached
     // segment and retries) is a burst at one site, not churn: alloc.torch-retries tells it.
-    if (s.oom_flush.load(std::memory_order_relaxed) * 2 >= hits) return Finding::none;
+    if (s.oom_flush.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::none;
     // Frees the pool took into its cache never reached the driver: no device-wide sync.
-    return s.pooled.load(std::memory_order_relaxed) * 2 >= hits ? Finding::alloc_churn_pooled : Finding::alloc_churn;
+    return s.pooled.load(std::memory_order_relaxed) * 2 >= hits ? FindingId::alloc_churn_pooled : FindingId::alloc_churn;
   }
-  return Finding::none;
+  return FindingId::none;
 }
 
 int user_frame_index(const recorder::CallSite& s) {
@@ -187,12 +178,12 @@ int user_frame_index(const recorder::CallSite& s) {
 std::string findings_report_json(uint64_t wall_ns) {
   std::string out = "  \"findings\": [";
   bool first = true;
-  for_each_finding(wall_ns, [&](Finding f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
-    const RuleRow& row = rule_row(f);
+  for_each_finding(wall_ns, [&](FindingId f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
+    const FindingInfo& row = finding_info(f);
     out += fmt::format("{}\n    {{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"count\": {}, \"blocked_ns\": {}, "
                        "\"per_call_ns\": {}, \"share_of_wall\": {:.4f}, \"fix\": {}, \"sites\": [",
-                       first ? "" : ",", json_str(row.id), row.severity, json_str(row.title), a.count, blocked_ns,
-                       a.count ? blocked_ns / a.count : 0, wall ? static_cast<double>(blocked_ns) / wall : 0.0,
+                       first ? "" : ",", json_str(row.name), severity_name(row.severity), json_str(row.title), a.count,
+                       blocked_ns, a.count ? blocked_ns / a.count : 0, wall ? static_cast<double>(blocked_ns) / wall : 0.0,
                        json_str(row.fix));
     first = false;
     for (size_t i = 0; i < a.sites.size() && i < 5; ++i) {
@@ -219,19 +210,12 @@ std::string findings_report_json(uint64_t wall_ns) {
 
 std::string findings_summary_text(uint64_t wall_ns) {
   std::string out;
-  for_each_finding(wall_ns, [&](Finding f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
-    const RuleRow& row = rule_row(f);
-    out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall)  {}\n", row.id, a.count,
+  for_each_finding(wall_ns, [&](FindingId f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
+    const FindingInfo& row = finding_info(f);
+    out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall)  {}\n", row.name, a.count,
                        blocked_ns / 1e6, wall ? 100.0 * blocked_ns / wall : 0.0,
                        a.sites.empty() ? std::string("(process-wide)") : where_of(*a.sites[0].site));
   });
-  return out;
-}
-
-std::string findings_markdown() {
-  std::string out = "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
-  for (int i = 1; i < static_cast<int>(Finding::kCount); ++i)
-    out += fmt::format("| `{}` | {} | {} | {} |\n", kRows[i].id, kRows[i].severity, kRows[i].title, kRows[i].fix);
   return out;
 }
 

@@ -43,12 +43,12 @@ std::string trace_json(int pid, uint64_t start_ticks, uint64_t start_mono_ns) {
   // Findings: an instant event when their first site was first hit.
   recorder::for_each_site([&](const recorder::CallSite& s) {
     if (s.hits.load(std::memory_order_relaxed) <= sync_thresholds().warmup_hits) return;
-    const Finding f = classify_site(s);
-    if (f == Finding::none) return;
+    const FindingId f = classify_site(s);
+    if (f == FindingId::none) return;
     out += fmt::format(",\n{{\"ph\": \"i\", \"s\": \"p\", \"pid\": {}, \"tid\": 0, \"name\": \"{}\", \"ts\": {:.3f}, "
                        "\"args\": {{\"where\": {}, \"fix\": {}}}}}",
-                       pid, rule_row(f).id, us(s.first_hit_ticks.load(std::memory_order_relaxed)),
-                       json_str(describe_site(s)), json_str(rule_row(f).fix));
+                       pid, finding_info(f).name, us(s.first_hit_ticks.load(std::memory_order_relaxed)),
+                       json_str(describe_site(s)), json_str(finding_info(f).fix));
   });
   // Library loads and unloads, as the watcher saw them (within a second of the dlopen).
   for (const auto& e : library_events())

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 
 namespace cudashim::symbols {
 
@@ -50,7 +50,7 @@ std::vector<LoadedLibrary> loaded_cuda_libraries(const InventoryHints& hints);
 // "12.9" from a cudaVersion number such as 12090.
 std::string cuda_version_text(int v);
 
-// The findings the set shows (symbols/findings.def rows), each naming the files.
+// The findings the set shows (catalog/findings.def rows), each naming the files.
 std::vector<Finding> loaded_library_findings(const std::vector<LoadedLibrary>& libs);
 
 }  // namespace cudashim::symbols

@@ -85,7 +85,7 @@ RUNS = [
                   r"^reports\.main\.findings\[.*\]\.(count|sites\[.*\]\.count)$",
                   # a child forked while the busy threads were in hooks: how many the shim had seen
                   r"^reports\.children\[\d+\]\.process\.threads$"]},
-    {"name": "dlopen_shortfall", "what": "nvJitLink 12.1 then cuSPARSE 12.2 (lazy): versioned-symbol-shortfall",
+    {"name": "dlopen_shortfall", "what": "nvJitLink 12.1 then cuSPARSE 12.2 (lazy): library.versioned-symbol-shortfall",
      "argv": ["{bin}/dlopen_sequence", "now:{deps}/realbin/nvjitlink121/nvidia/nvjitlink/lib/libnvJitLink.so.12",
               "lazy:{deps}/realbin/cusparse122/nvidia/cusparse/lib/libcusparse.so.12"],
      "needs": ["{deps}/realbin/nvjitlink121/nvidia/nvjitlink/lib/libnvJitLink.so.12",
