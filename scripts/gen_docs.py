@@ -33,9 +33,10 @@ memory, copies, streams: the report's `findings`, with call sites), and its libr
 driver and device code (the report's `library_findings`, the shim's live lines and
 `cudashim doctor`). Each id is `domain.name` and stable: gate CI jobs and dashboards on
 it. Library, driver and doctor findings had other ids before this table (`driver-too-old`
-is now `driver.too-old`); the last section lists them (scripts matching the old ids in new
-reports must change). The test `docs.current` fails when this file is stale;
-`scripts/gen_docs.py` rewrites it.
+is now `driver.too-old`); the last section lists them: `cudashim report` reads a report
+written with an old id as the new one, so a saved report still shows its findings (scripts
+matching the old ids in new reports must change). The test `docs.current` fails when this
+file is stale; `scripts/gen_docs.py` rewrites it.
 
 """
 

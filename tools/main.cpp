@@ -75,7 +75,7 @@ int cmd_options(bool markdown) {
 }
 
 // `cudashim findings [--markdown]`: the findings table (catalog/findings.def) grouped by
-// domain, then the old ids of the renamed rows; as the Markdown of
+// domain, then the old ids `cudashim report` still reads; as the Markdown of
 // docs/findings.md, or one entry each.
 int cmd_findings(bool markdown) {
   using namespace cudashim;
@@ -97,7 +97,7 @@ int cmd_findings(bool markdown) {
   }
   if (markdown) {
     std::cout << "\n## Old ids\n\nReports written before the one findings table name these findings by their old "
-                 "ids.\n\n| Old id | Id |\n|---|---|\n";
+                 "ids; `cudashim report` reads each as its id today.\n\n| Old id | Id |\n|---|---|\n";
     for (const FindingInfo& f : kFindings)
       if (*f.alias) std::cout << fmt::format("| `{}` | `{}` |\n", f.alias, f.name);
   }
