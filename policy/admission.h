@@ -10,7 +10,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "catalog/mem_kinds.h"
 #include "catalog/hooks.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 
 namespace cudashim::policy {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "recorder/callsites.h"
 
 namespace cudashim::policy {

@@ -17,7 +17,7 @@
 
 #include "policy/admission.h"
 #include "policy/framework_env.h"
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "policy/fragmentation.h"
 #include "policy/leaks.h"
 #include "policy/library_watch.h"

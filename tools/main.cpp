@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "policy/sync_rules.h"
 #include "symbols/findings.h"
 #include "catalog/hooks.h"

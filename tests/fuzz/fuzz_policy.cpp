@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "tests/fuzz/file_image.h"
 
 namespace {

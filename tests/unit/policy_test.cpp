@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "policy/admission.h"
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "recorder/recorder.h"
 
 using namespace cudashim;

@@ -1,5 +1,5 @@
-// policy.cpp: building the policy from files and the environment.
-#include "policy/policy.h"
+// settings_load.cpp: building the policy from files and the environment.
+#include "policy/settings_load.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>

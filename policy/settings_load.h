@@ -1,4 +1,4 @@
-// policy.h: one immutable policy per process, built before any CUDA call from
+// settings_load.h: one immutable policy per process, built before any CUDA call from
 // the defaults, /etc/cudashim/policy.toml, the user's file (CUDASHIM_POLICY) and
 // the CUDASHIM_* environment, in that order (settings.def is the table).
 #pragma once
