@@ -1,52 +1,33 @@
 // settings_load.h: one immutable policy per process, built before any CUDA call from
-// the defaults, /etc/cudashim/policy.toml, the user's file (CUDASHIM_POLICY) and
-// the CUDASHIM_* environment, in that order (settings.def is the table).
+// the defaults, /etc/cudashim/policy.toml, the user's file (CUDASHIM_POLICY) and the
+// CUDASHIM_* environment, in that order. Each value is parsed once, here, into the typed
+// field of `Settings` its row of catalog/settings.def names; consumers read those fields.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "catalog/settings.h"
+
 namespace cudashim::policy {
 
-struct SettingRow {
-  const char* type;
-  const char* name;      // CUDASHIM_<name>
-  const char* toml_key;  // "" = environment only
-  const char* default_value;
-  const char* tighten;   // any, min, rank, fixed
-  const char* doc;
-};
-extern const SettingRow kSettingRows[];
-extern const int kSettingCount;
-
-enum class Setting : int {
-#define CUDASHIM_SETTING(type, NAME, key, def, tighten, doc) NAME,
-#include "policy/settings.def"
+// Every setting as its typed value: one field per row of catalog/settings.def, named by
+// its `field` column (settings.mem_cap is CUDASHIM_MEM_CAP, a MemSize).
+struct Settings {
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) setting_field_t<SettingType::TYPE> field{};
+#include "catalog/settings.def"
 #undef CUDASHIM_SETTING
-  kCount
-};
-inline constexpr int kSettings = static_cast<int>(Setting::kCount);
-
-// A memory size: bytes, or a fraction of the device's memory; neither = unset.
-struct MemSize {
-  uint64_t bytes = 0;
-  double fraction = 0;
-  bool set() const { return bytes != 0 || fraction != 0; }
-  // Returns the size in bytes for a device of `total` bytes.
-  uint64_t resolve(uint64_t total) const { return bytes ? bytes : static_cast<uint64_t>(fraction * static_cast<double>(total)); }
+  // The table's defaults.
+  Settings();
 };
 
-enum class Managed { allow, warn, deny };
-
+// The effective settings and, for each, how it is written out and where it came from.
 struct Policy {
-  std::string value[kSettings];   // normalized text of each setting
+  Settings settings;              // what consumers read
+  std::string text[kSettings];    // each value as `policy check` and the report show it (normalized)
   std::string origin[kSettings];  // "default", "<file>:<line>:<col>" or "CUDASHIM_<NAME>"
-
-  const std::string& get(Setting s) const { return value[static_cast<int>(s)]; }
-  bool flag(Setting s) const { return get(s) == "1"; }
-  int log_level() const;  // -1 off, 0 error, 1 warn, 2 info, 3 debug
-  MemSize mem_cap() const;
-  Managed managed() const;
+  const std::string& text_of(Setting s) const { return text[static_cast<int>(s)]; }
+  const std::string& origin_of(Setting s) const { return origin[static_cast<int>(s)]; }
 };
 
 struct LoadResult {
@@ -65,6 +46,10 @@ void apply_file(LoadResult& r, const std::string& path, bool admin);
 // Parses a memory size ("8GiB", "512 MiB", "1.5e9", "1073741824", "0.5", "50%").
 // Returns false for anything else.
 bool parse_memsize(const std::string& text, MemSize& out);
+
+// Parses `raw` as the value of setting `s` into its field of `out` and `normalized` (the
+// text `policy check` shows). Returns false, changing neither, when `raw` is not one.
+bool parse_setting(Setting s, const std::string& raw, Settings& out, std::string& normalized);
 
 // The effective policy as "key = value  # origin" lines.
 std::string describe(const Policy& p);

@@ -67,8 +67,7 @@ int cmd_options(bool markdown) {
     std::cout << settings_markdown();
     return 0;
   }
-  for (int i = 0; i < kSettingCount; ++i) {
-    const SettingRow& r = kSettingRows[i];
+  for (const cudashim::SettingRow& r : cudashim::kSettingRows) {
     std::cout << fmt::format("CUDASHIM_{:<20} {:<36} default '{}'\n    {}\n", r.name,
                              *r.toml_key ? r.toml_key : "(environment only)", r.default_value, r.doc);
   }
