@@ -376,4 +376,18 @@ std::string settings_markdown() {
   return out;
 }
 
+namespace {
+Settings* g_process = nullptr;  // never destroyed: the exit path reads it
+}  // namespace
+
+const Settings& process_settings() {
+  static const Settings* const defaults = new Settings;
+  return g_process ? *g_process : *defaults;
+}
+
+void install_process_settings(const Settings& s) {
+  if (g_process == nullptr) g_process = new Settings(s);
+  else *g_process = s;
+}
+
 }  // namespace cudashim::policy

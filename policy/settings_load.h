@@ -57,4 +57,9 @@ std::string describe(const Policy& p);
 // The settings table as Markdown (docs/options.md).
 std::string settings_markdown();
 
+// The settings of this process: those installed at start-up by the shim, the table's
+// defaults until then. pre: installed before a second thread runs.
+const Settings& process_settings();
+void install_process_settings(const Settings& s);
+
 }  // namespace cudashim::policy

@@ -87,6 +87,7 @@ void setup_process() {
   if (g_policy == nullptr) g_policy = new policy::Policy;
   if (g_applied == nullptr) g_applied = new std::vector<policy::AppliedEnv>;
   *g_policy = loaded.policy;
+  policy::install_process_settings(s);
   *g_out_dir = s.out;
   recorder::capture_process_info(*g_info);
   if (!inert) {

@@ -276,6 +276,15 @@ TEST_CASE("values are parsed once into their fields", "[policy]") {
   CHECK(r.policy.settings.module_loading == ModuleLoading::eager);
 }
 
+TEST_CASE("the process settings are the defaults until the shim installs its own", "[policy]") {
+  CHECK(process_settings().driver_version_file == "/proc/driver/nvidia/version");
+  Settings mine;
+  mine.driver_version_file = "/tmp/version";
+  install_process_settings(mine);
+  CHECK(process_settings().driver_version_file == "/tmp/version");
+  install_process_settings(Settings{});
+}
+
 TEST_CASE("the settings table documents every setting", "[policy]") {
   const std::string md = settings_markdown();
   for (int i = 0; i < kSettings; ++i)
