@@ -46,7 +46,8 @@ bool parse_value(const std::string& raw, setting_field_t<T>& out, std::string& n
     else if (m.bytes)
       norm = std::to_string(m.bytes);
     else
-      norm = fmt::format("{}", m.fraction);
+      // A fraction is written so that it reads back as one: 1.0, not "1" (one byte).
+      norm = m.fraction == 1.0 ? std::string("1.0") : fmt::format("{}", m.fraction);
     return true;
   } else if constexpr (T == SettingType::path || T == SettingType::text) {
     if (raw.size() > 4000 || raw.find('\n') != std::string::npos) return false;

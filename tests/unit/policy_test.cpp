@@ -274,6 +274,23 @@ TEST_CASE("values are parsed once into their fields", "[policy]") {
   CHECK(r.policy.text_of(Setting::LOG_LEVEL) == "warn");
   CHECK_FALSE(r.policy.settings.sites);
   CHECK(r.policy.settings.module_loading == ModuleLoading::eager);
+  SECTION("a cap of the whole device stays a fraction (it is not one byte)") {
+    for (const char* whole : {"100%", "1.0"}) {
+      INFO(whole);
+      g_env = {{"CUDASHIM_MEM_CAP", whole}};
+      const LoadResult w = load();
+      CHECK(w.policy.settings.mem_cap.bytes == 0);
+      CHECK(w.policy.settings.mem_cap.fraction == 1.0);
+      CHECK(w.policy.text_of(Setting::MEM_CAP) == "1.0");
+    }
+  }
+  SECTION("under a locked whole-device cap, half the device is tighter") {
+    TempFile admin("[policy]\nlocked = true\n[memory]\ncap = \"100%\"\n");
+    g_env = {{"CUDASHIM_MEM_CAP", "50%"}};
+    const LoadResult w = load(admin.path);
+    CHECK(w.warnings.empty());
+    CHECK(w.policy.settings.mem_cap.fraction == 0.5);
+  }
 }
 
 TEST_CASE("the process settings are the defaults until the shim installs its own", "[policy]") {
