@@ -37,16 +37,14 @@ const char* reason_text(Verdict v) {
 
 }  // namespace
 
-void configure_admission(const Policy& p, DeviceQueries q) {
-  g_cap = p.mem_cap();
-  g_managed = p.managed();
-  g_guard = p.flag(Setting::MANAGED_GUARD);
+void configure_admission(const Settings& s, DeviceQueries q) {
+  g_cap = s.mem_cap;
+  g_managed = s.managed;
+  g_guard = s.managed_guard;
   g_q = q;
-  g_pool_max_cached = MemSize{};
-  g_pool_max_block = MemSize{};
-  parse_memsize(p.get(Setting::POOL_MAX_CACHED), g_pool_max_cached);
-  parse_memsize(p.get(Setting::POOL_MAX_BLOCK), g_pool_max_block);
-  g_pool_on.store(p.flag(Setting::POOL), std::memory_order_relaxed);
+  g_pool_max_cached = s.pool_max_cached;
+  g_pool_max_block = s.pool_max_block;
+  g_pool_on.store(s.pool, std::memory_order_relaxed);
   static bool fork_handler = [] {
     // A forked child (a DataLoader worker) cannot use its parent's CUDA context and may
     // inherit a pool lock held by another thread (fork(2): only the calling thread is copied;

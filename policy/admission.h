@@ -10,7 +10,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "catalog/mem_kinds.h"
 #include "catalog/hooks.h"
 
@@ -22,8 +22,8 @@ struct DeviceQueries {
   uint64_t (*free_bytes)(int device);   // cuMemGetInfo_v2 of the current context; 0 when unknown
 };
 
-// Installs the process policy for admission (called once, at start-up).
-void configure_admission(const Policy& p, DeviceQueries q);
+// Installs the process settings for admission (called once, at start-up).
+void configure_admission(const Settings& s, DeviceQueries q);
 
 // Returns the cap of `device` in bytes (0 = none), resolving a fractional cap
 // against the device's memory on first use.

@@ -13,22 +13,22 @@ namespace cudashim::policy {
 namespace {
 
 struct Mapping {
-  Setting setting;
   const char* variable;
+  std::string value;  // "" = the policy does not set it
 };
-constexpr Mapping kMappings[] = {{Setting::PYTORCH_ALLOC_CONF, "PYTORCH_CUDA_ALLOC_CONF"},
-                                 {Setting::MODULE_LOADING, "CUDA_MODULE_LOADING"},
-                                 {Setting::CACHE_MAXSIZE, "CUDA_CACHE_MAXSIZE"},
-                                 {Setting::CACHE_PATH, "CUDA_CACHE_PATH"}};
 
 
 }  // namespace
 
-std::vector<AppliedEnv> apply_framework_env(const Policy& p) {
+std::vector<AppliedEnv> apply_framework_env(const Settings& s) {
   std::vector<AppliedEnv> out;
-  const bool force = p.flag(Setting::FRAMEWORK_FORCE);
-  for (const Mapping& m : kMappings) {
-    const std::string& want = p.get(m.setting);
+  const bool force = s.framework_force;
+  const Mapping mappings[] = {{"PYTORCH_CUDA_ALLOC_CONF", s.pytorch_alloc_conf},
+                              {"CUDA_MODULE_LOADING", setting_word(s.module_loading)},
+                              {"CUDA_CACHE_MAXSIZE", s.cache_maxsize},
+                              {"CUDA_CACHE_PATH", s.cache_path}};
+  for (const Mapping& m : mappings) {
+    const std::string& want = m.value;
     if (want.empty()) continue;
     const char* cur = std::getenv(m.variable);
     if (cur != nullptr && !force) continue;
@@ -41,11 +41,11 @@ std::vector<AppliedEnv> apply_framework_env(const Policy& p) {
 
 std::string policy_report_json(const Policy& p, const std::vector<AppliedEnv>& applied) {
   std::string out = "  \"policy\": {\"mem_cap\": ";
-  out += p.get(Setting::MEM_CAP).empty() ? "null" : json_str(p.get(Setting::MEM_CAP));
+  out += p.settings.mem_cap.set() ? json_str(p.text_of(Setting::MEM_CAP)) : "null";
   out += ", \"cap_bytes_device0\": " + std::to_string(cap_of(0));
-  out += ", \"managed\": " + json_str(p.get(Setting::MANAGED));
-  out += ", \"managed_oversubscription_guard\": " + std::string(p.flag(Setting::MANAGED_GUARD) ? "true" : "false");
-  out += ", \"locked\": " + std::string(p.flag(Setting::LOCKED) ? "true" : "false");
+  out += ", \"managed\": " + json_str(setting_word(p.settings.managed));
+  out += ", \"managed_oversubscription_guard\": " + std::string(p.settings.managed_guard ? "true" : "false");
+  out += ", \"locked\": " + std::string(p.settings.locked ? "true" : "false");
   out += ", \"sources\": {";
   bool first = true;
   for (int i = 0; i < kSettings; ++i) {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 
 namespace cudashim::policy {
 
@@ -16,7 +16,7 @@ struct AppliedEnv {
 
 // Sets the framework variables the policy names: only where the job left them
 // unset, unless framework.force. Returns what it changed. Call once, single-threaded.
-std::vector<AppliedEnv> apply_framework_env(const Policy& p);
+std::vector<AppliedEnv> apply_framework_env(const Settings& s);
 
 // The "policy" section of the report: effective memory rules and applied settings.
 std::string policy_report_json(const Policy& p, const std::vector<AppliedEnv>& applied);

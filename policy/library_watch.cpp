@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "policy/library_rules.h"
+#include "policy/settings_load.h"
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
 #include "recorder/json_text.h"
@@ -124,8 +125,7 @@ std::string library_json(const LoadedLibrary& l) {
 // libcuda this process loaded (and whether that file is a bind mount from the host).
 std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs) {
   symbols::DriverBridgeInput in;
-  const char* file = std::getenv("CUDASHIM_DRIVER_VERSION_FILE");
-  in.kernel_version_source = file && *file ? file : "/proc/driver/nvidia/version";
+  in.kernel_version_source = process_settings().driver_version_file;
   in.kernel_version_text = symbols::read_small_text(in.kernel_version_source);
   const auto mountinfo = symbols::read_small_text("/proc/self/mountinfo");
   const auto mounts = mountinfo ? symbols::mount_points(*mountinfo) : std::vector<std::string>{};

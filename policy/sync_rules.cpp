@@ -125,10 +125,10 @@ void for_each_finding(uint64_t wall_ns, F&& f) {
 
 }  // namespace
 
-void configure_sync(const Policy& p) {
-  g_thresholds.call_sites = p.flag(Setting::SITES);
-  g_thresholds.warmup_hits = std::strtoull(p.get(Setting::SYNC_WARMUP_HITS).c_str(), nullptr, 10);
-  g_thresholds.readback_max_bytes = std::strtoull(p.get(Setting::SYNC_READBACK_MAX_BYTES).c_str(), nullptr, 10);
+void configure_sync(const Settings& s) {
+  g_thresholds.call_sites = s.sites;
+  g_thresholds.warmup_hits = s.sync_warmup_hits;
+  g_thresholds.readback_max_bytes = s.sync_readback_max_bytes;
 }
 
 const SyncThresholds& sync_thresholds() { return g_thresholds; }

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "catalog/findings.h"
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "recorder/callsites.h"
 
 namespace cudashim::policy {
@@ -17,8 +17,8 @@ struct SyncThresholds {
   uint64_t readback_max_bytes = 4096;
 };
 
-// Reads the thresholds from the policy (start-up).
-void configure_sync(const Policy& p);
+// Reads the thresholds from the settings (start-up).
+void configure_sync(const Settings& s);
 const SyncThresholds& sync_thresholds();
 
 // Returns what a call site in the steady state shows, or FindingId::none.

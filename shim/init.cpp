@@ -17,7 +17,7 @@
 
 #include "policy/admission.h"
 #include "policy/framework_env.h"
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "policy/fragmentation.h"
 #include "policy/leaks.h"
 #include "policy/library_watch.h"
@@ -64,8 +64,9 @@ const char* env_get(const char* name) { return std::getenv(name); }
 
 void setup_process() {
   policy::LoadResult loaded = policy::load_policy(env_get);
-  const policy::Policy& p = loaded.policy;
-  g_log_level.store(p.log_level(), std::memory_order_relaxed);
+  const policy::Settings& s = loaded.policy.settings;
+  // shim/log.h counts its levels from -1 (off); the setting's words start at off.
+  g_log_level.store(static_cast<int>(s.log_level) - 1, std::memory_order_relaxed);
   // A malformed policy file stops the process before any CUDA work (exit 78,
   // EX_CONFIG), unless the policy says on_invalid = "warn".
   for (const std::string& e : loaded.errors)
@@ -78,31 +79,31 @@ void setup_process() {
   for (const std::string& w : loaded.warnings) log_message(LogLevel::warn, "{}", w);
   // AT_SECURE: a setuid/setgid program must not be steered by the environment.
   const bool secure = getauxval(AT_SECURE) != 0;
-  const bool inert = p.flag(policy::Setting::DISABLE) || secure;
+  const bool inert = s.disable || secure;
   g_inert.store(inert, std::memory_order_relaxed);
-  g_report_enabled = p.flag(policy::Setting::REPORT) && !inert;
+  g_report_enabled = s.report && !inert;
   if (g_out_dir == nullptr) g_out_dir = new std::string;
   if (g_info == nullptr) g_info = new recorder::ProcessInfo;
   if (g_policy == nullptr) g_policy = new policy::Policy;
   if (g_applied == nullptr) g_applied = new std::vector<policy::AppliedEnv>;
-  *g_policy = p;
-  *g_out_dir = p.get(policy::Setting::OUT);
+  *g_policy = loaded.policy;
+  policy::install_process_settings(s);
+  *g_out_dir = s.out;
   recorder::capture_process_info(*g_info);
   if (!inert) {
     recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
     recorder::stream_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
   }
   if (inert) {
-    policy::configure_admission(policy::load_policy([](const char*) -> const char* { return nullptr; }, "").policy,
-                                {nullptr, nullptr});
+    policy::configure_admission(policy::Settings{}, {nullptr, nullptr});  // the table's defaults, not the environment's
     return;
   }
-  policy::configure_admission(p, {real_total_bytes, real_free_bytes});
-  policy::configure_sync(p);
-  torch_counters_configure(p.flag(policy::Setting::TORCH_COUNTERS));
+  policy::configure_admission(s, {real_total_bytes, real_free_bytes});
+  policy::configure_sync(s);
+  torch_counters_configure(s.torch_counters);
   if (const char* lb = std::getenv("CUDA_LAUNCH_BLOCKING"); lb != nullptr && std::strcmp(lb, "1") == 0)
     recorder::count_event(recorder::Event::launch_blocking_env);
-  const auto applied = policy::apply_framework_env(p);
+  const auto applied = policy::apply_framework_env(s);
   for (const auto& a : applied)
     log_message(LogLevel::info, "policy set {}={}{}", a.name, a.value, a.forced ? " (replacing the job's value)" : "");
   *g_applied = applied;

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "policy/policy.h"
 #include "catalog/findings.h"
+#include "policy/settings_load.h"
 #include "catalog/hooks.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
@@ -66,8 +66,7 @@ int cmd_options(bool markdown) {
     std::cout << settings_markdown();
     return 0;
   }
-  for (int i = 0; i < kSettingCount; ++i) {
-    const SettingRow& r = kSettingRows[i];
+  for (const cudashim::SettingRow& r : cudashim::kSettingRows) {
     std::cout << fmt::format("CUDASHIM_{:<20} {:<36} default '{}'\n    {}\n", r.name,
                              *r.toml_key ? r.toml_key : "(environment only)", r.default_value, r.doc);
   }

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "tests/fuzz/file_image.h"
 
 namespace {
@@ -43,9 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!names_line_and_column(e, path)) contract_broken("policy error without <file>:<line>:<col>: " + e);
   // What the shim does next with an accepted policy must hold up as well.
   (void)r.stop();
-  (void)r.policy.log_level();
-  (void)r.policy.mem_cap().resolve(80ull << 30);
-  (void)r.policy.managed();
+  (void)cudashim::setting_word(r.policy.settings.log_level);
+  (void)r.policy.settings.mem_cap.resolve(80ull << 30);
+  (void)cudashim::setting_word(r.policy.settings.managed);
   (void)cudashim::policy::describe(r.policy);
   return 0;
 }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "policy/admission.h"
-#include "policy/policy.h"
+#include "policy/settings_load.h"
 #include "recorder/recorder.h"
 
 using namespace cudashim;
@@ -45,11 +46,11 @@ TEST_CASE("defaults come from the table", "[policy]") {
   const LoadResult r = load();
   CHECK(r.errors.empty());
   CHECK(r.warnings.empty());
-  CHECK(r.policy.get(Setting::OUT) == ".");
-  CHECK(r.policy.flag(Setting::REPORT));
-  CHECK_FALSE(r.policy.mem_cap().set());
-  CHECK(r.policy.managed() == Managed::allow);
-  CHECK(r.policy.log_level() == 1);
+  CHECK(r.policy.settings.out == ".");
+  CHECK(r.policy.settings.report);
+  CHECK_FALSE(r.policy.settings.mem_cap.set());
+  CHECK(r.policy.settings.managed == Managed::allow);
+  CHECK(r.policy.settings.log_level == LogThreshold::warn);
   CHECK(r.policy.origin[static_cast<int>(Setting::OUT)] == "default");
 }
 
@@ -79,15 +80,15 @@ TEST_CASE("the environment overrides, and garbage falls back with a clear warnin
            {"CUDASHIM_REPORT", "maybe"}};
   const LoadResult r = load();
   CHECK(r.errors.empty());
-  CHECK(r.policy.mem_cap().bytes == 8ull << 30);
+  CHECK(r.policy.settings.mem_cap.bytes == 8ull << 30);
   CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == "CUDASHIM_MEM_CAP");
-  CHECK(r.policy.managed() == Managed::deny);
+  CHECK(r.policy.settings.managed == Managed::deny);
   REQUIRE(r.warnings.size() == 2);
   CHECK(r.warnings[0] == "CUDASHIM_REPORT: CUDASHIM_REPORT='maybe' is not valid: use 1 or 0 (true/false, yes/no, "
                          "on/off); using '1'");
   CHECK(r.warnings[1].find("CUDASHIM_LOG_LEVEL='loud' is not valid: use off, error, warn, info or debug") !=
         std::string::npos);
-  CHECK(r.policy.log_level() == 1);
+  CHECK(r.policy.settings.log_level == LogThreshold::warn);
 }
 
 TEST_CASE("a policy file sets values; a malformed one is an error at line:column", "[policy]") {
@@ -97,9 +98,9 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     g_env["CUDASHIM_POLICY"] = f.path;
     const LoadResult r = load();
     CHECK(r.errors.empty());
-    CHECK(r.policy.mem_cap().bytes == 6ull << 30);
-    CHECK(r.policy.managed() == Managed::warn);
-    CHECK(r.policy.get(Setting::PYTORCH_ALLOC_CONF) == "expandable_segments:True");
+    CHECK(r.policy.settings.mem_cap.bytes == 6ull << 30);
+    CHECK(r.policy.settings.managed == Managed::warn);
+    CHECK(r.policy.settings.pytorch_alloc_conf == "expandable_segments:True");
     CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == f.path + ":2:7");
   }
   SECTION("TOML syntax error") {
@@ -125,7 +126,7 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     const LoadResult r = load();
     REQUIRE(r.errors.size() == 1);
     CHECK_FALSE(r.stop());
-    CHECK_FALSE(r.policy.mem_cap().set());
+    CHECK_FALSE(r.policy.settings.mem_cap.set());
   }
   SECTION("a missing file") {
     g_env["CUDASHIM_POLICY"] = "/nonexistent/policy.toml";
@@ -141,18 +142,18 @@ TEST_CASE("a locked administrator policy can be tightened, never loosened", "[po
     g_env = {{"CUDASHIM_MEM_CAP", "4GiB"}, {"CUDASHIM_MANAGED", "deny"}};
     const LoadResult r = load(admin.path);
     CHECK(r.warnings.empty());
-    CHECK(r.policy.mem_cap().bytes == 4ull << 30);
-    CHECK(r.policy.managed() == Managed::deny);
+    CHECK(r.policy.settings.mem_cap.bytes == 4ull << 30);
+    CHECK(r.policy.settings.managed == Managed::deny);
   }
   SECTION("the environment raises the cap, allows managed, unlocks, changes a fixed setting: refused") {
     g_env = {{"CUDASHIM_MEM_CAP", "16GiB"}, {"CUDASHIM_MANAGED", "allow"}, {"CUDASHIM_LOCKED", "0"},
              {"CUDASHIM_MODULE_LOADING", "EAGER"}, {"CUDASHIM_DISABLE", "1"}};
     const LoadResult r = load(admin.path);
-    CHECK(r.policy.mem_cap().bytes == 8ull << 30);
-    CHECK(r.policy.managed() == Managed::warn);
-    CHECK(r.policy.flag(Setting::LOCKED));
-    CHECK(r.policy.get(Setting::MODULE_LOADING) == "LAZY");
-    CHECK_FALSE(r.policy.flag(Setting::DISABLE));
+    CHECK(r.policy.settings.mem_cap.bytes == 8ull << 30);
+    CHECK(r.policy.settings.managed == Managed::warn);
+    CHECK(r.policy.settings.locked);
+    CHECK(r.policy.settings.module_loading == ModuleLoading::lazy);
+    CHECK_FALSE(r.policy.settings.disable);
     REQUIRE(r.warnings.size() == 5);
     CHECK(r.warnings[0].find("CUDASHIM_DISABLE is fixed by the administrator") != std::string::npos);
     CHECK(r.warnings[1].find("CUDASHIM_MEM_CAP '17179869184' is not tighter than '8589934592'") != std::string::npos);
@@ -162,8 +163,8 @@ TEST_CASE("a locked administrator policy can be tightened, never loosened", "[po
     TempFile user("[policy]\nlocked = false\n[memory]\ncap = \"\"\n");
     g_env = {{"CUDASHIM_POLICY", user.path}};
     const LoadResult r = load(admin.path);
-    CHECK(r.policy.mem_cap().bytes == 8ull << 30);
-    CHECK(r.policy.flag(Setting::LOCKED));
+    CHECK(r.policy.settings.mem_cap.bytes == 8ull << 30);
+    CHECK(r.policy.settings.locked);
     REQUIRE(r.warnings.size() == 1);
     CHECK(r.warnings[0].find("would remove the cap") != std::string::npos);
   }
@@ -177,7 +178,7 @@ uint64_t fake_free(int) { return 300; }
 TEST_CASE("admission: caps on every kind that uses device memory, exact under threads", "[policy][admission]") {
   recorder::reset_all();
   g_env = {{"CUDASHIM_MEM_CAP", "0.5"}};  // half of fake_total = 500 bytes
-  configure_admission(load().policy, {fake_total, fake_free});
+  configure_admission(load().policy.settings, {fake_total, fake_free});
   CHECK(cap_of(0) == 500);
   SECTION("allocations until the cap, then CUDA_ERROR_OUT_OF_MEMORY semantics") {
     CHECK(admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 200) == Verdict::admit);
@@ -223,20 +224,86 @@ TEST_CASE("admission: managed memory rules", "[policy][admission]") {
   recorder::reset_all();
   SECTION("deny") {
     g_env = {{"CUDASHIM_MANAGED", "deny"}};
-    configure_admission(load().policy, {fake_total, fake_free});
+    configure_admission(load().policy.settings, {fake_total, fake_free});
     CHECK(admit(HookId::cuMemAllocManaged, MemKind::managed, 0, 10) == Verdict::deny_managed);
     CHECK(admit(HookId::cuMemAlloc_v2, MemKind::device, 0, 10) == Verdict::admit);
   }
   SECTION("the oversubscription guard refuses more than the device has free") {
     g_env.clear();
-    configure_admission(load().policy, {fake_total, fake_free});
+    configure_admission(load().policy.settings, {fake_total, fake_free});
     CHECK(admit(HookId::cuMemAllocManaged, MemKind::managed, 0, 301) == Verdict::deny_oversubscription);
     CHECK(admit(HookId::cuMemAllocManaged, MemKind::managed, 0, 300) == Verdict::admit);
   }
 }
 
+TEST_CASE("each row is a typed field: its default reads as its type, its field is its name", "[policy]") {
+  for (const SettingRow& row : kSettingRows) {
+    INFO(row.name);
+    std::string lower = row.name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    CHECK(lower == row.field);
+    Settings s;
+    std::string norm;
+    if (row.type != SettingType::path || *row.default_value != '\0')  // "" = an unset path
+      CHECK(parse_setting(static_cast<Setting>(&row - kSettingRows), row.default_value, s, norm));
+  }
+  const Settings d;
+  CHECK_FALSE(d.disable);
+  CHECK(d.report);
+  CHECK(d.sites);
+  CHECK(d.sync_warmup_hits == 10);
+  CHECK(d.sync_readback_max_bytes == 4096);
+  CHECK(d.pool_max_cached.bytes == 1ull << 30);
+  CHECK(d.pool_max_block.bytes == 256ull << 20);
+  CHECK(d.log_level == LogThreshold::warn);
+  CHECK(d.on_invalid == OnInvalid::fail);
+  CHECK(d.module_loading == ModuleLoading::unset);
+  CHECK(d.driver_version_file == "/proc/driver/nvidia/version");
+}
+
+TEST_CASE("values are parsed once into their fields", "[policy]") {
+  g_env = {{"CUDASHIM_SYNC_WARMUP_HITS", "007"}, {"CUDASHIM_POOL_MAX_BLOCK", "50%"}, {"CUDASHIM_LOG_LEVEL", "warning"},
+           {"CUDASHIM_SITES", "off"}, {"CUDASHIM_MODULE_LOADING", "EAGER"}};
+  const LoadResult r = load();
+  CHECK(r.warnings.empty());
+  CHECK(r.policy.settings.sync_warmup_hits == 7);
+  CHECK(r.policy.text_of(Setting::SYNC_WARMUP_HITS) == "7");
+  CHECK(r.policy.settings.pool_max_block.fraction == 0.5);
+  CHECK(r.policy.text_of(Setting::POOL_MAX_BLOCK) == "0.5");
+  CHECK(r.policy.settings.log_level == LogThreshold::warn);
+  CHECK(r.policy.text_of(Setting::LOG_LEVEL) == "warn");
+  CHECK_FALSE(r.policy.settings.sites);
+  CHECK(r.policy.settings.module_loading == ModuleLoading::eager);
+  SECTION("a cap of the whole device stays a fraction (it is not one byte)") {
+    for (const char* whole : {"100%", "1.0"}) {
+      INFO(whole);
+      g_env = {{"CUDASHIM_MEM_CAP", whole}};
+      const LoadResult w = load();
+      CHECK(w.policy.settings.mem_cap.bytes == 0);
+      CHECK(w.policy.settings.mem_cap.fraction == 1.0);
+      CHECK(w.policy.text_of(Setting::MEM_CAP) == "1.0");
+    }
+  }
+  SECTION("under a locked whole-device cap, half the device is tighter") {
+    TempFile admin("[policy]\nlocked = true\n[memory]\ncap = \"100%\"\n");
+    g_env = {{"CUDASHIM_MEM_CAP", "50%"}};
+    const LoadResult w = load(admin.path);
+    CHECK(w.warnings.empty());
+    CHECK(w.policy.settings.mem_cap.fraction == 0.5);
+  }
+}
+
+TEST_CASE("the process settings are the defaults until the shim installs its own", "[policy]") {
+  CHECK(process_settings().driver_version_file == "/proc/driver/nvidia/version");
+  Settings mine;
+  mine.driver_version_file = "/tmp/version";
+  install_process_settings(mine);
+  CHECK(process_settings().driver_version_file == "/tmp/version");
+  install_process_settings(Settings{});
+}
+
 TEST_CASE("the settings table documents every setting", "[policy]") {
   const std::string md = settings_markdown();
-  for (int i = 0; i < kSettingCount; ++i)
+  for (int i = 0; i < kSettings; ++i)
     CHECK(md.find(std::string("`CUDASHIM_") + kSettingRows[i].name + "`") != std::string::npos);
 }

@@ -1,5 +1,6 @@
-// policy.cpp: building the policy from files and the environment.
-#include "policy/policy.h"
+// settings_load.cpp: the settings, parsed once from the defaults, the policy files and the
+// environment (see settings_load.h).
+#include "policy/settings_load.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -17,145 +18,139 @@
 
 namespace cudashim::policy {
 
-const SettingRow kSettingRows[] = {
-#define CUDASHIM_SETTING(type, NAME, key, def, tighten, doc) {#type, #NAME, key, def, #tighten, doc},
-#include "policy/settings.def"
-#undef CUDASHIM_SETTING
-};
-const int kSettingCount = kSettings;
-
 namespace {
 
-constexpr const char* kLevels[] = {"off", "error", "warn", "info", "debug"};
-
-// The choices of a "choice:a|b|c" type, loosest first.
-std::vector<std::string> choices_of(const SettingRow& row) {
-  std::vector<std::string> out;
-  std::string_view t = row.type;
-  if (t.rfind("choice:", 0) != 0) return out;
-  t.remove_prefix(7);
-  size_t start = 0;
-  for (;;) {
-    const size_t bar = t.find('|', start);
-    out.emplace_back(t.substr(start, bar == std::string_view::npos ? std::string_view::npos : bar - start));
-    if (bar == std::string_view::npos) break;
-    start = bar + 1;
-  }
-  return out;
-}
-
-std::string accepted_text(const SettingRow& row) {
-  const std::string_view t = row.type;
-  if (t == "bool") return "1 or 0 (true/false, yes/no, on/off)";
-  if (t == "loglevel") return "off, error, warn, info or debug";
-  if (t == "count") return "a whole number from 0 to 1000000000";
-  if (t == "memsize") return "bytes with a unit (8GiB, 512MiB, 1.5e9) or a fraction of the device's memory (0.5 or 50%)";
-  if (t.rfind("choice:", 0) == 0) {
-    std::string s;
-    for (const auto& c : choices_of(row)) s += (s.empty() ? "" : ", ") + (c.empty() ? std::string("\"\" (unset)") : c);
-    return s;
-  }
-  return "a non-empty value";
-}
-
-// Normalizes `raw` for `row`; false when it is not acceptable.
-bool normalize(const SettingRow& row, const std::string& raw, std::string& out) {
-  const std::string_view t = row.type;
-  if (t == "bool") {
-    for (const char* s : {"1", "true", "yes", "on", "TRUE", "True", "YES", "ON"})
-      if (raw == s) return out = "1", true;
-    for (const char* s : {"0", "false", "no", "off", "FALSE", "False", "NO", "OFF"})
-      if (raw == s) return out = "0", true;
+// Parses `raw` as a value of TYPE `T` into `out` and its normalized text; false, changing
+// neither, when it is not one.
+template <SettingType T>
+bool parse_value(const std::string& raw, setting_field_t<T>& out, std::string& norm) {
+  if constexpr (T == SettingType::flag) {
+    for (const char* w : kFlagOnWords)
+      if (raw == w) return out = true, norm = "1", true;
+    for (const char* w : kFlagOffWords)
+      if (raw == w) return out = false, norm = "0", true;
     return false;
-  }
-  if (t == "loglevel") {
-    for (const char* l : kLevels)
-      if (raw == l) return out = l, true;
-    if (raw == "warning") return out = "warn", true;
-    return false;
-  }
-  if (t == "count") {
+  } else if constexpr (T == SettingType::count) {
     if (raw.empty() || raw.size() > 10 || raw.find_first_not_of("0123456789") != std::string::npos) return false;
     const unsigned long long v = std::stoull(raw);
-    if (v > 1000000000ull) return false;
-    out = std::to_string(v);
+    if (v > kCountMax) return false;
+    out = v;
+    norm = std::to_string(v);
     return true;
-  }
-  if (t == "memsize") {
-    if (raw.empty()) return out = "", true;
+  } else if constexpr (T == SettingType::memsize) {
     MemSize m;
-    if (!parse_memsize(raw, m)) return false;
-    out = m.bytes ? std::to_string(m.bytes) : fmt::format("{}", m.fraction);
+    if (!raw.empty() && !parse_memsize(raw, m)) return false;
+    out = m;
+    if (!m.set())
+      norm.clear();
+    else if (m.bytes)
+      norm = std::to_string(m.bytes);
+    else
+      // A fraction is written so that it reads back as one: 1.0, not "1" (one byte).
+      norm = m.fraction == 1.0 ? std::string("1.0") : fmt::format("{}", m.fraction);
     return true;
-  }
-  if (t.rfind("choice:", 0) == 0) {
-    for (const auto& c : choices_of(row))
-      if (raw == c) return out = raw, true;
+  } else if constexpr (T == SettingType::path || T == SettingType::text) {
+    if (raw.size() > 4000 || raw.find('\n') != std::string::npos) return false;
+    if (T == SettingType::path && raw.empty()) return false;
+    out = raw;
+    norm = raw;
+    return true;
+  } else {
+    const SettingTypeInfo& info = setting_type_info(T);
+    const std::string& word = T == SettingType::log_level && raw == "warning" ? std::string("warn") : raw;
+    for (size_t i = 0; i < info.word_count; ++i)
+      if (word == info.words[i]) return out = static_cast<setting_field_t<T>>(i), norm = word, true;
     return false;
   }
-  if (raw.size() > 4000 || raw.find('\n') != std::string::npos) return false;
-  if (t == "path" && raw.empty()) return false;
-  out = raw;
-  return true;
 }
 
-int rank_of(const SettingRow& row, const std::string& v) {
-  if (std::string_view(row.type) == "bool") return v == "1" ? 1 : 0;
-  const auto c = choices_of(row);
-  for (size_t i = 0; i < c.size(); ++i)
-    if (c[i] == v) return static_cast<int>(i);
-  return -1;
-}
-
-// Under a locked policy: may `next` replace `cur` for `row`? Fills `why` when not.
-bool may_change(const SettingRow& row, const std::string& cur, const std::string& next, std::string& why) {
-  const std::string_view tighten = row.tighten;
-  if (tighten == "any" || cur == next) return true;
-  if (tighten == "rank") {
-    if (rank_of(row, next) >= rank_of(row, cur)) return true;
-    why = fmt::format("would loosen it from '{}' to '{}'", cur, next);
+// Under a locked policy: may `next` (written `next_text`) replace `cur` (`cur_text`)?
+// Fills `why` when not.
+template <SettingType T, Tighten How>
+bool may_change(const setting_field_t<T>& cur, const std::string& cur_text, const setting_field_t<T>& next,
+                const std::string& next_text, std::string& why) {
+  if constexpr (How == Tighten::any) {
+    return true;
+  } else if (cur_text == next_text) {
+    return true;
+  } else if constexpr (How == Tighten::rank) {
+    if (static_cast<int>(next) >= static_cast<int>(cur)) return true;
+    why = fmt::format("would loosen it from '{}' to '{}'", cur_text, next_text);
     return false;
-  }
-  if (tighten == "min") {
-    MemSize a, b;
-    const bool has_a = !cur.empty() && parse_memsize(cur, a), has_b = !next.empty() && parse_memsize(next, b);
-    if (!has_b) {
+  } else if constexpr (How == Tighten::min) {
+    if (!next.set()) {
       why = "would remove the cap";
       return false;
     }
-    if (!has_a) return true;  // any cap tightens "no cap"
-    if ((a.bytes != 0) == (b.bytes != 0) && (a.bytes ? b.bytes <= a.bytes : b.fraction <= a.fraction)) return true;
-    why = fmt::format("'{}' is not tighter than '{}'", next, cur);
+    if (!cur.set()) return true;  // any cap tightens "no cap"
+    if ((cur.bytes != 0) == (next.bytes != 0) && (cur.bytes ? next.bytes <= cur.bytes : next.fraction <= cur.fraction))
+      return true;
+    why = fmt::format("'{}' is not tighter than '{}'", next_text, cur_text);
+    return false;
+  } else {
+    why = "is fixed by the administrator";
     return false;
   }
-  why = "is fixed by the administrator";
-  return false;
 }
 
-// Sets setting `i` to `raw` from `origin`, honoring normalization and the lock.
+// Sets `field` to a row's default.
+template <SettingType T>
+void set_default(setting_field_t<T>& field, const char* def) {
+  std::string norm;
+  if constexpr (T == SettingType::path)
+    field = def;
+  else
+    parse_value<T>(def, field, norm);
+}
+
+enum class Outcome { set, invalid, refused };
+
+// Parses `raw` for one row and, when a lock allows it, stores it in `field` and `text`.
+template <SettingType T, Tighten How>
+Outcome set_typed(setting_field_t<T>& field, std::string& text, const std::string& raw, bool locked, std::string& why) {
+  setting_field_t<T> v{};
+  std::string norm;
+  if (!parse_value<T>(raw, v, norm)) return Outcome::invalid;
+  if (locked && !may_change<T, How>(field, text, v, norm, why)) return Outcome::refused;
+  field = std::move(v);
+  text = std::move(norm);
+  return Outcome::set;
+}
+
+Outcome set_row(Policy& p, Setting s, const std::string& raw, bool locked, std::string& why) {
+  switch (s) {
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) \
+  case Setting::NAME:                                               \
+    return set_typed<SettingType::TYPE, Tighten::tighten>(p.settings.field, p.text[static_cast<int>(s)], raw, locked, why);
+#include "catalog/settings.def"
+#undef CUDASHIM_SETTING
+    case Setting::kCount: break;
+  }
+  return Outcome::invalid;
+}
+
+// Sets setting `i` to `raw` from `origin`, honoring its type and the lock.
 void set_value(LoadResult& r, int i, const std::string& raw, const std::string& origin, bool from_file, bool locked,
                const std::string& lock_origin) {
   const SettingRow& row = kSettingRows[i];
-  std::string norm;
-  if (!normalize(row, raw, norm)) {
-    const std::string msg = fmt::format("{}: {}='{}' is not valid: use {}", origin,
-                                        from_file ? std::string(row.toml_key) : "CUDASHIM_" + std::string(row.name),
-                                        raw.substr(0, 64), accepted_text(row));
-    if (from_file)
-      r.errors.push_back(msg);
-    else
-      r.warnings.push_back(msg + fmt::format("; using '{}'", r.policy.value[i]));
-    return;
-  }
+  const std::string what = from_file ? std::string(row.toml_key) : "CUDASHIM_" + std::string(row.name);
   std::string why;
-  if (locked && !may_change(row, r.policy.value[i], norm, why)) {
-    r.warnings.push_back(fmt::format("{}: {} {}: the policy locked by {} keeps '{}'", origin,
-                                     from_file ? std::string(row.toml_key) : "CUDASHIM_" + std::string(row.name), why,
-                                     lock_origin, r.policy.value[i]));
-    return;
+  switch (set_row(r.policy, static_cast<Setting>(i), raw, locked, why)) {
+    case Outcome::invalid: {
+      const std::string msg =
+          fmt::format("{}: {}='{}' is not valid: use {}", origin, what, raw.substr(0, 64), row.type_info().accepted);
+      if (from_file)
+        r.errors.push_back(msg);
+      else
+        r.warnings.push_back(msg + fmt::format("; using '{}'", r.policy.text[i]));
+      return;
+    }
+    case Outcome::refused:
+      r.warnings.push_back(fmt::format("{}: {} {}: the policy locked by {} keeps '{}'", origin, what, why, lock_origin,
+                                       r.policy.text[i]));
+      return;
+    case Outcome::set: r.policy.origin[i] = origin; return;
   }
-  r.policy.value[i] = norm;
-  r.policy.origin[i] = origin;
 }
 
 std::string toml_text(const toml::node& n) {
@@ -207,24 +202,25 @@ bool parse_memsize(const std::string& text, MemSize& out) {
   return false;
 }
 
-int Policy::log_level() const {
-  for (int i = 0; i < 5; ++i)
-    if (get(Setting::LOG_LEVEL) == kLevels[i]) return i - 1;
-  return 1;
+bool parse_setting(Setting s, const std::string& raw, Settings& out, std::string& normalized) {
+  Policy p;
+  p.settings = out;
+  std::string why;
+  if (set_row(p, s, raw, /*locked=*/false, why) != Outcome::set) return false;
+  out = std::move(p.settings);
+  normalized = std::move(p.text[static_cast<int>(s)]);
+  return true;
 }
 
-MemSize Policy::mem_cap() const {
-  MemSize m;
-  if (!get(Setting::MEM_CAP).empty()) parse_memsize(get(Setting::MEM_CAP), m);
-  return m;
+Settings::Settings() {
+  // A path's default may be "" (unset), which no file or variable may set; every other
+  // default reads as its type (tests/unit/policy_test.cpp checks).
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) set_default<SettingType::TYPE>(field, def);
+#include "catalog/settings.def"
+#undef CUDASHIM_SETTING
 }
 
-Managed Policy::managed() const {
-  const std::string& v = get(Setting::MANAGED);
-  return v == "deny" ? Managed::deny : v == "warn" ? Managed::warn : Managed::allow;
-}
-
-bool LoadResult::stop() const { return !errors.empty() && policy.get(Setting::ON_INVALID) != "warn"; }
+bool LoadResult::stop() const { return !errors.empty() && policy.settings.on_invalid != OnInvalid::warn; }
 
 // TOML keeps non-ASCII text to strings and comments (bare keys are ASCII). toml++
 // 3.3 reaches undefined behaviour on some non-ASCII bare keys (found by
@@ -275,7 +271,7 @@ std::string non_ascii_outside_strings(std::string_view t) {
 }
 
 void apply_file(LoadResult& r, const std::string& path, bool admin) {
-  const bool locked = !admin && r.policy.flag(Setting::LOCKED);
+  const bool locked = !admin && r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   toml::table tbl;
   try {
@@ -324,14 +320,14 @@ void apply_file(LoadResult& r, const std::string& path, bool admin) {
 LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file) {
   LoadResult r;
   for (int i = 0; i < kSettings; ++i) {
-    r.policy.value[i] = kSettingRows[i].default_value;
+    r.policy.text[i] = kSettingRows[i].default_value;
     r.policy.origin[i] = "default";
   }
   struct stat st {};
   if (!admin_file.empty() && stat(admin_file.c_str(), &st) == 0) apply_file(r, admin_file, true);
   const char* user = getenv_fn("CUDASHIM_POLICY");
   if (user != nullptr && *user != '\0') apply_file(r, user, false);
-  const bool locked = r.policy.flag(Setting::LOCKED);
+  const bool locked = r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   for (int i = 0; i < kSettings; ++i) {
     const std::string var = std::string("CUDASHIM_") + kSettingRows[i].name;
@@ -343,7 +339,8 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
     }
     if (raw == nullptr || i == static_cast<int>(Setting::POLICY)) {
       if (raw != nullptr && i == static_cast<int>(Setting::POLICY)) {
-        r.policy.value[i] = raw;
+        r.policy.settings.policy = raw;  // read as given: "" means no file
+        r.policy.text[i] = raw;
         r.policy.origin[i] = var;
       }
       continue;
@@ -358,7 +355,7 @@ std::string describe(const Policy& p) {
   for (int i = 0; i < kSettings; ++i) {
     const SettingRow& row = kSettingRows[i];
     const std::string key = *row.toml_key ? row.toml_key : std::string("(env) CUDASHIM_") + row.name;
-    out += fmt::format("{:<40} = {:<16} # {}\n", key, "\"" + p.value[i] + "\"", p.origin[i]);
+    out += fmt::format("{:<40} = {:<16} # {}\n", key, "\"" + p.text[i] + "\"", p.origin[i]);
   }
   return out;
 }
@@ -367,16 +364,31 @@ std::string settings_markdown() {
   std::string out = "| Environment | Policy file key | Type | Default | Locked policy | Meaning |\n|---|---|---|---|---|---|\n";
   for (int i = 0; i < kSettings; ++i) {
     const SettingRow& r = kSettingRows[i];
-    const std::string_view t = r.tighten;
-    const char* lock = t == "any" ? "free" : t == "min" ? "may only lower" : t == "rank" ? "may only tighten" : "fixed";
-    std::string type = r.type;
-    for (char& c : type)
-      if (c == '|') c = '/';
+    const Tighten t = r.tighten;
+    const char* lock = t == Tighten::any    ? "free"
+                       : t == Tighten::min  ? "may only lower"
+                       : t == Tighten::rank ? "may only tighten"
+                                            : "fixed";
     out += fmt::format("| `CUDASHIM_{}` | {} | {} | `{}` | {} | {} |\n", r.name,
-                       *r.toml_key ? fmt::format("`{}`", r.toml_key) : std::string("(environment only)"), type,
+                       *r.toml_key ? fmt::format("`{}`", r.toml_key) : std::string("(environment only)"),
+                       r.type_info().name,
                        r.default_value, lock, r.doc);
   }
   return out;
+}
+
+namespace {
+Settings* g_process = nullptr;  // never destroyed: the exit path reads it
+}  // namespace
+
+const Settings& process_settings() {
+  static const Settings* const defaults = new Settings;
+  return g_process ? *g_process : *defaults;
+}
+
+void install_process_settings(const Settings& s) {
+  if (g_process == nullptr) g_process = new Settings(s);
+  else *g_process = s;
 }
 
 }  // namespace cudashim::policy

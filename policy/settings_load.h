@@ -1,0 +1,65 @@
+// settings_load.h: one immutable policy per process, built before any CUDA call from
+// the defaults, /etc/cudashim/policy.toml, the user's file (CUDASHIM_POLICY) and the
+// CUDASHIM_* environment, in that order. Each value is parsed once, here, into the typed
+// field of `Settings` its row of catalog/settings.def names; consumers read those fields.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/settings.h"
+
+namespace cudashim::policy {
+
+// Every setting as its typed value: one field per row of catalog/settings.def, named by
+// its `field` column (settings.mem_cap is CUDASHIM_MEM_CAP, a MemSize).
+struct Settings {
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) setting_field_t<SettingType::TYPE> field{};
+#include "catalog/settings.def"
+#undef CUDASHIM_SETTING
+  // The table's defaults.
+  Settings();
+};
+
+// The effective settings and, for each, how it is written out and where it came from.
+struct Policy {
+  Settings settings;              // what consumers read
+  std::string text[kSettings];    // each value as `policy check` and the report show it (normalized)
+  std::string origin[kSettings];  // "default", "<file>:<line>:<col>" or "CUDASHIM_<NAME>"
+  const std::string& text_of(Setting s) const { return text[static_cast<int>(s)]; }
+  const std::string& origin_of(Setting s) const { return origin[static_cast<int>(s)]; }
+};
+
+struct LoadResult {
+  Policy policy;
+  std::vector<std::string> warnings;  // bad environment values, refused loosening of a locked policy
+  std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>"
+  bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 before CUDA work
+};
+
+// Builds the process policy. `getenv_fn` is std::getenv in the shim, a map in tests.
+LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file = "/etc/cudashim/policy.toml");
+
+// Applies one TOML file on top of `r.policy` (for `cudashim policy check FILE`).
+void apply_file(LoadResult& r, const std::string& path, bool admin);
+
+// Parses a memory size ("8GiB", "512 MiB", "1.5e9", "1073741824", "0.5", "50%").
+// Returns false for anything else.
+bool parse_memsize(const std::string& text, MemSize& out);
+
+// Parses `raw` as the value of setting `s` into its field of `out` and `normalized` (the
+// text `policy check` shows). Returns false, changing neither, when `raw` is not one.
+bool parse_setting(Setting s, const std::string& raw, Settings& out, std::string& normalized);
+
+// The effective policy as "key = value  # origin" lines.
+std::string describe(const Policy& p);
+
+// The settings table as Markdown (docs/options.md).
+std::string settings_markdown();
+
+// The settings of this process: those installed at start-up by the shim, the table's
+// defaults until then. pre: installed before a second thread runs.
+const Settings& process_settings();
+void install_process_settings(const Settings& s);
+
+}  // namespace cudashim::policy
