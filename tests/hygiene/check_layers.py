@@ -3,7 +3,7 @@
 
 The order (README.md, "Layout"), lowest first:
 
-    catalog < symbols < recorder < policy < shim, tools
+    catalog < symbols < recorder < policy < report < shim, tools
 
 A file of a layer may include its own layer's headers and those of the layers below it,
 never one above; shim/ (the preload library) and tools/ (the CLI) are both on top and
@@ -16,7 +16,7 @@ import os
 import re
 import sys
 
-ORDER = {"catalog": 0, "symbols": 1, "recorder": 2, "policy": 3, "shim": 4, "tools": 4}
+ORDER = {"catalog": 0, "symbols": 1, "recorder": 2, "policy": 3, "report": 4, "shim": 5, "tools": 5}
 CUDA_HEADERS = re.compile(r'^\s*#\s*include\s*[<"](cuda\.h|cuda_runtime[a-z_]*\.h|cudaTypedefs\.h|shim/cuda_abi\.h)[>"]')
 OURS = re.compile(r'^\s*#\s*include\s*"([a-z_]+)/[^"]+"')
 SOURCES = (".h", ".hpp", ".cpp", ".cc", ".c", ".def", ".inc", ".S")
@@ -58,12 +58,14 @@ def self_test():
             "tools/c.cpp": '#include "shim/hook_abi.h"\n',       # beside
             "catalog/CMakeLists.txt": "add_library(x ${PROJECT_SOURCE_DIR}/shim/x.cpp)\n",
             "shim/d.cpp": '#include "policy/ok.h"\n#include <cuda.h>\n',  # fine
+            "policy/e.cpp": '#include "report/report.h"\n',    # upwards: policy/ decides, report/ renders
+            "report/f.cpp": '#include "policy/ok.h"\n#include "recorder/ok.h"\n',  # fine
         }
         for rel, text in plant.items():
             os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
             open(os.path.join(root, rel), "w").write(text)
         got = sorted(v.split(":")[0] for v in violations(root))
-        want = sorted(["catalog/CMakeLists.txt", "policy/b.cpp", "recorder/a.h", "tools/c.cpp"])
+        want = sorted(["catalog/CMakeLists.txt", "policy/b.cpp", "policy/e.cpp", "recorder/a.h", "tools/c.cpp"])
         if got != want:
             print(f"self-test: expected violations in {want}, got {got}")
             return False
