@@ -18,7 +18,6 @@
 #include "policy/library_rules.h"
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
-#include "recorder/json_text.h"
 #include "recorder/events.h"
 #include "recorder/library_log.h"
 #include "symbols/driver_bridge.h"
@@ -102,22 +101,6 @@ void loader_counts(unsigned long long& adds, unsigned long long& subs) {
       },
       &c);
   adds = c.adds, subs = c.subs;
-}
-
-std::string finding_json(const Finding& f) {
-  std::string ev;
-  for (size_t k = 0; k < f.evidence.size(); ++k) ev += (k ? ", " : "") + json_str(f.evidence[k]);
-  return fmt::format("{{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"message\": {}, \"evidence\": [{}], \"fix\": {}}}",
-                     json_str(f.info().name), symbols::severity_name(f.info().severity), json_str(f.info().title),
-                     json_str(f.message), ev, json_str(f.info().advice));
-}
-
-std::string library_json(const LoadedLibrary& l) {
-  return fmt::format(
-      "{{\"path\": {}, \"file\": {}, \"family\": {}, \"version\": {}, \"version_source\": {}, \"major\": {}, "
-      "\"linkage\": {}, \"how\": {}, \"loaded_by\": {}, \"requested\": {}, \"reason\": {}}}",
-      json_str(l.path), json_str(l.real), json_str(l.family), json_str(l.version), json_str(l.version_source), l.major,
-      json_str(l.linkage), json_str(l.how), json_str(l.loaded_by), json_str(l.requested), json_str(l.reason));
 }
 
 // The container's driver bridge, live: the kernel module's version file against the
@@ -226,12 +209,12 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     for (const auto& l : now)
       if (!before.count(l.real + "|" + l.linkage)) {
         s.events.push_back({t, true, l.real, l.family, l.version});
-        recorder::stream_event("library_load", "\"library\": " + library_json(l));
+        recorder::stream_event(recorder::LibraryLoadEvent{l});
       }
     for (const auto& l : s.libs)
       if (!after.count(l.real + "|" + l.linkage)) {
         s.events.push_back({t, false, l.real, l.family, l.version});
-        recorder::stream_event("library_unload", fmt::format("\"path\": {}", json_str(l.real)));
+        recorder::stream_event(recorder::LibraryUnloadEvent{l.real});
       }
     s.libs = std::move(now);
     s.shortfalls = shortfall_findings(s.libs);
@@ -269,7 +252,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
     lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().advice));
-    recorder::stream_event("library_finding", "\"finding\": " + finding_json(f));
+    recorder::stream_event(recorder::LibraryFindingEvent{f});
   }
   s.findings = std::move(findings);
   return lines;

@@ -49,8 +49,7 @@ void announce(const CallSite& s, policy::SyncRule rule) {
   static std::atomic<int> announced{0};
   if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;
   const policy::RuleRow& row = policy::rule_row(rule);
-  rec::stream_event("finding", fmt::format("\"id\": \"{}\", \"api\": \"{}\", \"hits\": {}", row.id,
-                                           hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)));
+  rec::stream_event(rec::FindingEvent{row.id, hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)});
   if (s.py_depth > 0) {
     const int f = policy::user_frame_index(s);
     log_message(LogLevel::warn, "[{}] {} at {}:{} ({}): {}", row.id, row.title, s.py[f].file, s.py[f].line,
