@@ -19,7 +19,6 @@
 #include "policy/framework_env.h"
 #include "policy/policy.h"
 #include "policy/library_watch.h"
-#include "policy/trace_report.h"
 #include "recorder/event_stream.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
@@ -30,6 +29,7 @@
 #include "recorder/recorder.h"
 #include "report/report.h"
 #include "report/summary.h"
+#include "report/trace.h"
 #include "shim/cudashim.h"
 #include "shim/library_watch.h"
 #include "shim/torch_counters.h"
@@ -191,7 +191,7 @@ void write_final_outputs() {
     // The timeline next to the report: cudashim-<host>-<pid>[-r<rank>].trace, Chrome's JSON
     // trace format (ui.perfetto.dev and chrome://tracing open it whatever its extension).
     const std::string trace = path.substr(0, path.size() - 5) + ".trace";
-    write_file_atomically(trace, policy::trace_json(g_info->pid, g_start_ticks, g_info->start_mono_ns));
+    write_file_atomically(trace, report::render_trace(g_info->pid, g_start_ticks, g_info->start_mono_ns));
   } catch (...) {
   }
 }
