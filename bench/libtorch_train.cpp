@@ -1,4 +1,4 @@
-// libtorch_train: a libtorch C++ training loop for the benchmark (issue 9): the same
+// libtorch_train: a libtorch C++ training loop for the performance table (bench/perf_table.sh): the same
 // step with and without the shim, timed step by step. The CPU prepares batches in
 // pinned memory, copies them with non_blocking, runs forward, backward and AdamW, and
 // reads the loss back every 10th step (one .item(), as a training log does). Each

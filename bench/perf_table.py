@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""perf_table.py CARRY OUTDIR: the performance table of issue 9, in one call on the GPU host.
+"""perf_table.py CARRY OUTDIR: the performance table (bench/results/perf-table-h200-2026-11-29.md), in one call on the GPU host.
 
 Every figure is a ratio measured side by side in this one run: configurations of a workload
 run as separate processes interleaved A B C, B C A, C A B, ... (rotating, so no configuration

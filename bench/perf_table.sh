@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# perf_table.sh: the performance table of issue 9 in one call on the GPU host. Prebuild here with
+# perf_table.sh: the performance table (bench/results/perf-table-h200-2026-11-29.md) in one call on the GPU host. Prebuild here with
 # `bash bench/perf_prebuild.sh`, then on the GPU host:
 #   run(command="bash bench/perf_table.sh", carry=[".carry/gpu"], timeout_s=600)
 # Writes $OUT/perf-table.md (commit it as bench/results/perf-table-<gpu>-<date>.md), perf-raw.jsonl

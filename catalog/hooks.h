@@ -40,7 +40,7 @@ enum HookRole : uint16_t {
   ROLE_POOL_ROUTED = 1 << 2,    // taken over whole by the opt-in pool (shim/pool.h)
   ROLE_RUNTIME_ALLOC = 1 << 3,  // a runtime allocation whose driver allocation is made under it
   ROLE_STREAM_FREE = 1 << 4,    // a stream-ordered free (the pool forgets the pointer)
-  ROLE_DEPRECATED = 1 << 5,     // a deprecated API (findings: sync.deprecated-api)
+  ROLE_DEPRECATED = 1 << 5,     // a deprecated API (finding api.deprecated-sync)
 };
 
 // HookId: one value per exact ABI symbol, driver rows first, then runtime rows.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_pool_cost.sh: where a pooled alloc+free pair's time goes on the GPU host (issue 6's 50x goal).
+# run_pool_cost.sh: where a pooled alloc+free pair's time goes on the GPU host (docs/pool.md's 50x goal).
 # One call, about a minute:
 #   1. pool_bench under the shim, call sites on (the default): raw vs pooled pairs;
 #   2. the same with CUDASHIM_SITES=0: what the call-site recording costs a pooled pair;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run_torch_memory.sh: one GPU-host call (H200) for issue 6's torch_memory section and for the
+# run_torch_memory.sh: one GPU-host call (H200) for the torch_memory section (docs/torch-memory.md) and for the
 # shim changes of 2026-11-29's last commits that had not run on a GPU yet.
 #   1. torch_memory on real PyTorch: gpu/torch_fragmentation.py frag and oom (8 GiB cap), with
 #      the default allocator and with expandable_segments:True; the shim reads torch's counters by

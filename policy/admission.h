@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "policy/policy.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "catalog/hooks.h"
 
 namespace cudashim::policy {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "recorder/callsites.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 
 namespace cudashim::policy {
 

@@ -14,9 +14,6 @@
 namespace cudashim::policy {
 namespace {
 
-using symbols::Finding;
-using symbols::FindingId;
-
 std::string cuda_text(int v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
 
 // "12.9" / "12.9.79" -> 12090; 0 when it does not parse.

@@ -1,11 +1,11 @@
 // library_rules.h: live findings about the driver, the CUDA environment variables
-// and the device code the process loaded (rows in symbols/findings.def).
+// and the device code the process loaded (rows in catalog/findings.def).
 #pragma once
 #include <string>
 #include <vector>
 
 #include "recorder/library_log.h"
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "symbols/loaded_libraries.h"
 
 namespace cudashim::policy {
@@ -21,12 +21,12 @@ struct RuleInputs {
   const char* cache_path = nullptr;      // CUDA_CACHE_PATH
   const char* cache_maxsize = nullptr;   // CUDA_CACHE_MAXSIZE
   const char* home = nullptr;            // HOME (the default cache is ~/.nv/ComputeCache)
-  uint64_t slow_load_ns = 2'000'000'000;  // module-load-slow threshold
+  uint64_t slow_load_ns = 2'000'000'000;  // module.load-slow threshold
 };
 
 // Driver vs. each loaded CUDA runtime (shared and static copies), the environment
 // traps, and the module loads. Deterministic for given inputs (unit-tested).
-std::vector<symbols::Finding> live_library_rules(const RuleInputs& in);
+std::vector<Finding> live_library_rules(const RuleInputs& in);
 
 // The JIT cache size the driver uses when CUDA_CACHE_MAXSIZE is unset
 // (CUDA programming guide, environment variables: 1 GiB on desktop and server

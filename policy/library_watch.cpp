@@ -29,7 +29,6 @@
 namespace cudashim::policy {
 namespace {
 
-using symbols::Finding;
 using symbols::LoadedLibrary;
 
 struct State {
@@ -157,7 +156,7 @@ std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) 
   std::vector<Finding> out;
   for (const auto& [key, list] : by) {
     const auto& first = list.front();
-    Finding f{symbols::FindingId::versioned_symbol_shortfall, key.first,
+    Finding f{FindingId::versioned_symbol_shortfall, key.first,
               fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
                           "\"undefined symbol\"{}",
                           key.first, first.symbol, first.version, first.provider_soname, key.second,
@@ -251,7 +250,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
-    lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().advice));
+    lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().fix));
     recorder::stream_event(recorder::LibraryFindingEvent{f});
   }
   s.findings = std::move(findings);

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "symbols/loaded_libraries.h"
 
 namespace cudashim::policy {
@@ -39,7 +39,7 @@ std::vector<LibraryEvent> library_events();
 // first): the report's "libraries" and "library_findings" sections.
 struct LibraryInventory {
   std::vector<symbols::LoadedLibrary> libraries;
-  std::vector<symbols::Finding> findings;
+  std::vector<Finding> findings;
 };
 LibraryInventory library_inventory();
 

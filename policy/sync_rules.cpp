@@ -17,13 +17,6 @@
 namespace cudashim::policy {
 namespace {
 
-const RuleRow kRows[] = {
-    {"", "", "", ""},
-#define CUDASHIM_FINDING(Enum, id, severity, title, fix) {id, #severity, title, fix},
-#include "policy/findings.def"
-#undef CUDASHIM_FINDING
-};
-
 SyncThresholds g_thresholds;
 constexpr uint64_t kSmallH2D = 64 * 1024;  // "not the small host-to-device ones"
 
@@ -54,13 +47,13 @@ std::string describe_site(const recorder::CallSite& s) {
 
 namespace {
 
-void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
+void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)]) {
   recorder::for_each_site([&](const recorder::CallSite& s) {
     const uint64_t hits = s.hits.load(std::memory_order_relaxed);
     if (hits <= g_thresholds.warmup_hits) return;
-    const Finding f = classify_site(s);
+    const FindingId f = classify_site(s);
     const uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
-    if (f != Finding::none) {
+    if (f != FindingId::none) {
       Agg& a = agg[static_cast<int>(f)];
       a.count += hits;
       a.ticks += ticks;
@@ -70,7 +63,7 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
     const uint64_t wall_ns = ticks_to_ns(s.wall_ticks_sampled.load(std::memory_order_relaxed));
     if (samples >= 4 && wall_ns / samples >= 20000 &&
         s.cpu_ns_sampled.load(std::memory_order_relaxed) * 10 >= wall_ns * 8) {
-      Agg& a = agg[static_cast<int>(Finding::spin_wait)];
+      Agg& a = agg[static_cast<int>(FindingId::spin_wait)];
       a.count += hits;
       a.ticks += ticks;
       a.sites.push_back({&s, ticks});
@@ -82,42 +75,40 @@ void aggregate(Agg (&agg)[static_cast<int>(Finding::kCount)]) {
   auto ev = [](recorder::Event e) { return recorder::g_events[static_cast<int>(e)].load(std::memory_order_relaxed); };
   // Both streams really in use: launches on the legacy stream and on a blocking one.
   if (t.legacy_stream_launches > g_thresholds.warmup_hits && t.blocking_stream_launches > g_thresholds.warmup_hits)
-    agg[static_cast<int>(Finding::legacy_stream)].count += t.legacy_stream_launches;
+    agg[static_cast<int>(FindingId::legacy_stream)].count += t.legacy_stream_launches;
   // Deprecated APIs (their calls and blocked time) and the deprecated blocking-sync flags.
   uint64_t deprecated_calls = 0, deprecated_ticks = 0;
   for (size_t h = 0; h < kHookCount; ++h)
     if (kHooks[h].has(ROLE_DEPRECATED)) deprecated_calls += t.calls[h], deprecated_ticks += t.time_ns[h];
   if (deprecated_calls + ev(recorder::Event::blocking_sync_flag) > 0) {
-    Agg& a = agg[static_cast<int>(Finding::deprecated_api)];
+    Agg& a = agg[static_cast<int>(FindingId::deprecated_api)];
     a.count += deprecated_calls + ev(recorder::Event::blocking_sync_flag);
     a.ticks += deprecated_ticks;
   }
-  if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(Finding::launch_blocking)].count = 1;
+  if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(FindingId::launch_blocking)].count = 1;
   // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/fragmentation.h).
   const TorchVerdicts tv = torch_verdicts();
-  agg[static_cast<int>(Finding::torch_fragmentation)].count += tv.fragmented_devices;
-  agg[static_cast<int>(Finding::torch_retries)].count += tv.alloc_retries;
+  agg[static_cast<int>(FindingId::torch_fragmentation)].count += tv.fragmented_devices;
+  agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
 template <typename F>
 void for_each_finding(F&& f) {
-  static Agg agg[static_cast<int>(Finding::kCount)];
+  static Agg agg[static_cast<int>(FindingId::kCount)];
   for (auto& a : agg) a = Agg{};
   aggregate(agg);
   std::vector<int> order;
-  for (int i = 1; i < static_cast<int>(Finding::kCount); ++i)
+  for (int i = 0; i < static_cast<int>(FindingId::kCount); ++i)
     if (agg[i].count > 0) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](int a, int b) { return agg[a].ticks > agg[b].ticks; });
   for (int i : order) {
     Agg& a = agg[i];
     std::sort(a.sites.begin(), a.sites.end(), [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; });
-    f(static_cast<Finding>(i), a, ticks_to_ns(a.ticks));
+    f(static_cast<FindingId>(i), a, ticks_to_ns(a.ticks));
   }
 }
 
 }  // namespace
-
-const RuleRow& rule_row(Finding f) { return kRows[static_cast<int>(f)]; }
 
 void configure_sync(const Policy& p) {
   g_thresholds.call_sites = p.flag(Setting::SITES);
@@ -127,35 +118,35 @@ void configure_sync(const Policy& p) {
 
 const SyncThresholds& sync_thresholds() { return g_thresholds; }
 
-Finding classify_site(const recorder::CallSite& s) {
+FindingId classify_site(const recorder::CallSite& s) {
   const HookInfo& h = hook_info(s.api);
   const uint64_t hits = s.hits.load(std::memory_order_relaxed);
-  if (hits == 0) return Finding::none;
+  if (hits == 0) return FindingId::none;
   const uint64_t avg_bytes = s.bytes.load(std::memory_order_relaxed) / hits;
   if (h.family == Family::sync && h.timing == Timing::BLOCKING) {
-    if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return Finding::scalar_readback;
-    if (h.has(ROLE_DEPRECATED)) return Finding::deprecated_api;
-    return Finding::explicit_sync;
+    if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::scalar_readback;
+    if (h.has(ROLE_DEPRECATED)) return FindingId::deprecated_api;
+    return FindingId::explicit_sync;
   }
   if (h.kind == RecKind::COPY) {
-    if (s.pageable.load(std::memory_order_relaxed) * 2 >= hits) return Finding::async_pageable;
+    if (s.pageable.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::async_pageable;
     if (h.timing == Timing::BLOCKING) {
-      if (h.dir == CopyDir::D2H && avg_bytes <= g_thresholds.readback_max_bytes) return Finding::scalar_readback;
-      if (h.dir == CopyDir::H2D && avg_bytes <= kSmallH2D) return Finding::none;
-      if (h.dir == CopyDir::MEMSET) return Finding::none;
-      return Finding::sync_copy;
+      if (h.dir == CopyDir::D2H && avg_bytes <= g_thresholds.readback_max_bytes) return FindingId::scalar_readback;
+      if (h.dir == CopyDir::H2D && avg_bytes <= kSmallH2D) return FindingId::none;
+      if (h.dir == CopyDir::MEMSET) return FindingId::none;
+      return FindingId::sync_copy;
     }
-    return Finding::none;
+    return FindingId::none;
   }
-  if (h.has(ROLE_PINNED_HOST)) return Finding::pinned_in_loop;
+  if (h.has(ROLE_PINNED_HOST)) return FindingId::pinned_in_loop;
   if (h.has(ROLE_DEVICE_FREE)) {
     // An allocator emptying its cache after an out-of-memory (torch frees every cached
     // segment and retries) is a burst at one site, not churn: alloc.torch-retries tells it.
-    if (s.oom_flush.load(std::memory_order_relaxed) * 2 >= hits) return Finding::none;
+    if (s.oom_flush.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::none;
     // Frees the pool took into its cache never reached the driver: no device-wide sync.
-    return s.pooled.load(std::memory_order_relaxed) * 2 >= hits ? Finding::alloc_churn_pooled : Finding::alloc_churn;
+    return s.pooled.load(std::memory_order_relaxed) * 2 >= hits ? FindingId::alloc_churn_pooled : FindingId::alloc_churn;
   }
-  return Finding::none;
+  return FindingId::none;
 }
 
 int user_frame_index(const recorder::CallSite& s) {
@@ -171,18 +162,11 @@ int user_frame_index(const recorder::CallSite& s) {
 
 std::vector<FindingResult> evaluate_findings() {
   std::vector<FindingResult> out;
-  for_each_finding([&](Finding f, const Agg& a, uint64_t blocked_ns) {
+  for_each_finding([&](FindingId f, const Agg& a, uint64_t blocked_ns) {
     FindingResult r{f, a.count, blocked_ns, {}};
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     out.push_back(std::move(r));
   });
-  return out;
-}
-
-std::string findings_markdown() {
-  std::string out = "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
-  for (int i = 1; i < static_cast<int>(Finding::kCount); ++i)
-    out += fmt::format("| `{}` | {} | {} | {} |\n", kRows[i].id, kRows[i].severity, kRows[i].title, kRows[i].fix);
   return out;
 }
 

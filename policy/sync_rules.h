@@ -1,34 +1,16 @@
-// sync_rules.h: the findings table, and the rules that turn call sites and
-// counters into findings (synchronization habits, allocator churn, pinned memory,
-// deprecated APIs). Thresholds come from the policy.
+// sync_rules.h: the rules that turn call sites and counters into findings
+// (synchronization habits, allocator churn, pinned memory, deprecated APIs; the rows are
+// in catalog/findings.def). Thresholds come from the policy.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "catalog/findings.h"
 #include "policy/policy.h"
 #include "recorder/callsites.h"
 
 namespace cudashim::policy {
-
-enum class Finding : int {
-  none = 0,
-#define CUDASHIM_FINDING(Enum, id, severity, title, fix) Enum,
-#include "policy/findings.def"
-#undef CUDASHIM_FINDING
-  kCount
-};
-using SyncRule = Finding;
-
-struct RuleRow {
-  const char* id;
-  const char* severity;  // error, warning, info
-  const char* title;
-  const char* fix;
-};
-
-// Returns the table row of `f`. pre: f != none.
-const RuleRow& rule_row(Finding f);
 
 struct SyncThresholds {
   bool call_sites = true;  // sync.call_sites
@@ -40,8 +22,8 @@ struct SyncThresholds {
 void configure_sync(const Policy& p);
 const SyncThresholds& sync_thresholds();
 
-// Returns what a call site in the steady state shows, or none.
-Finding classify_site(const recorder::CallSite& s);
+// Returns what a call site in the steady state shows, or FindingId::none.
+FindingId classify_site(const recorder::CallSite& s);
 
 // Returns the index of the first Python frame that is the user's code (not in
 // site-packages, the standard library or a frozen module); 0 when none is.
@@ -58,7 +40,7 @@ struct FindingSite {
   uint64_t ticks;  // blocked ticks at that site
 };
 struct FindingResult {
-  Finding finding;
+  FindingId finding;
   uint64_t count;
   uint64_t blocked_ns;
   std::vector<FindingSite> sites;
@@ -67,8 +49,5 @@ struct FindingResult {
 // Evaluates the rules over the call sites and counters now: the findings, sorted by
 // blocked time (report/sections/findings.cpp and the exit summary render them).
 std::vector<FindingResult> evaluate_findings();
-
-// The findings table as Markdown (docs/findings.md).
-std::string findings_markdown();
 
 }  // namespace cudashim::policy

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "symbols/loaded_libraries.h"
 
 namespace cudashim::recorder {
@@ -55,7 +55,7 @@ struct LibraryUnloadEvent {
   const std::string& path;  // the file (realpath)
 };
 struct LibraryFindingEvent {
-  const symbols::Finding& finding;
+  const Finding& finding;
 };
 // "signal": a signal is ending the process; the outputs follow (shim/terminate.cpp).
 struct SignalEvent {

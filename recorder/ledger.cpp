@@ -5,17 +5,6 @@
 
 #include <cstring>
 
-namespace cudashim {
-
-const char* mem_kind_name(MemKind k) {
-  static constexpr const char* kNames[kMemKinds] = {"device",     "managed",  "async", "host_pinned", "host_registered",
-                                                    "vmm_device", "vmm_host", "ipc"};
-  const int i = static_cast<int>(k);
-  return i >= 0 && i < kMemKinds ? kNames[i] : "unknown";
-}
-
-}  // namespace cudashim
-
 namespace cudashim::recorder {
 namespace {
 

@@ -8,7 +8,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 
 namespace cudashim::recorder {
 

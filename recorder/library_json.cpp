@@ -18,10 +18,10 @@ void write_library(JsonWriter& w, const symbols::LoadedLibrary& l) {
   w.member("reason", l.reason);
 }
 
-void write_library_finding(JsonWriter& w, const symbols::Finding& f) {
+void write_library_finding(JsonWriter& w, const Finding& f) {
   auto o = w.object();
   w.member("id", f.info().name);
-  w.member("severity", symbols::severity_name(f.info().severity));
+  w.member("severity", severity_name(f.info().severity));
   w.member("title", f.info().title);
   w.member("message", f.message);
   w.key("evidence");
@@ -29,7 +29,7 @@ void write_library_finding(JsonWriter& w, const symbols::Finding& f) {
     auto ev = w.array();
     for (const std::string& e : f.evidence) w.value(e);
   }
-  w.member("fix", f.info().advice);
+  w.member("fix", f.info().fix);
 }
 
 }  // namespace cudashim::recorder

@@ -3,7 +3,7 @@
 // "libraries" / "library_findings" sections (docs/report-schema.md).
 #pragma once
 #include "recorder/json_writer.h"
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "symbols/loaded_libraries.h"
 
 namespace cudashim::recorder {
@@ -13,6 +13,6 @@ namespace cudashim::recorder {
 void write_library(JsonWriter& w, const symbols::LoadedLibrary& l);
 
 // {"id", "severity", "title", "message", "evidence", "fix"}
-void write_library_finding(JsonWriter& w, const symbols::Finding& f);
+void write_library_finding(JsonWriter& w, const Finding& f);
 
 }  // namespace cudashim::recorder

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "recorder/ledger.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "recorder/thread_slots.h"
 #include "catalog/hooks.h"
 

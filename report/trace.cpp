@@ -51,10 +51,10 @@ std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) 
     // Findings: an instant event when their first site was first hit.
     recorder::for_each_site([&](const recorder::CallSite& s) {
       if (s.hits.load(std::memory_order_relaxed) <= policy::sync_thresholds().warmup_hits) return;
-      const policy::Finding f = policy::classify_site(s);
-      if (f == policy::Finding::none) return;
-      events.add(TraceFinding{policy::rule_row(f).id, us(s.first_hit_ticks.load(std::memory_order_relaxed)),
-                              policy::describe_site(s), policy::rule_row(f).fix});
+      const FindingId f = policy::classify_site(s);
+      if (f == FindingId::none) return;
+      events.add(TraceFinding{finding_info(f).name, us(s.first_hit_ticks.load(std::memory_order_relaxed)),
+                              policy::describe_site(s), finding_info(f).fix});
     });
     // Library loads and unloads, as the watcher saw them (within a second of the dlopen).
     for (const auto& e : policy::library_events())

@@ -78,23 +78,28 @@ void* answer_hooked(HookId id, void* real, void* handle, const char* name, const
   return wrapper_of(id);
 }
 
-// The decisions behind each entry point (below).
-void* dlopen_enter(const char* file, int mode, void* caller) {
+// A dlopen of the program's (not one the shim makes itself: the library watcher's
+// RTLD_NOLOAD probes and dlclose run inside an InternalScope): counted, and noted.
+void count_dlopen(const char* file, int mode, void* caller) {
+  if (in_internal()) return;
   rec::count_event(rec::Event::dlopen_calls);
   if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
   note_dlopen(file, mode, caller);
+}
+
+// The decisions behind each entry point (below).
+void* dlopen_enter(const char* file, int mode, void* caller) {
+  count_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlopen);
 }
 
 void* dlmopen_enter(Lmid_t lmid, const char* file, int mode, void* caller) {
-  rec::count_event(rec::Event::dlopen_calls);
-  if (asks_for_libcuda(file)) rec::count_event(rec::Event::libcuda_dlopen_requests);
-  note_dlopen(file, mode, caller);
+  count_dlopen(file, mode, caller);
   return reinterpret_cast<void*>(real_dl().dlmopen);
 }
 
 void* dlclose_enter(void* handle, void* caller) {
-  rec::count_event(rec::Event::dlclose_calls);
+  if (!in_internal()) rec::count_event(rec::Event::dlclose_calls);
   return reinterpret_cast<void*>(real_dl().dlclose);
 }
 
@@ -107,7 +112,7 @@ void* dlsym_decide(void* handle, const char* name, void* caller, void** out) {
     return nullptr;
   }
   if (id == HookId::kCount) {
-    rec::count_event(rec::Event::dlsym_passthrough);
+    if (!in_internal()) rec::count_event(rec::Event::dlsym_passthrough);
     return reinterpret_cast<void*>(dl.dlsym);
   }
   if (called_from_driver(caller)) {
@@ -127,7 +132,7 @@ void* dlvsym_decide(void* handle, const char* name, const char* version, void* c
     return nullptr;
   }
   if (id == HookId::kCount) {
-    rec::count_event(rec::Event::dlsym_passthrough);
+    if (!in_internal()) rec::count_event(rec::Event::dlsym_passthrough);
     return reinterpret_cast<void*>(dl.dlvsym);
   }
   if (called_from_driver(caller)) {

@@ -3,7 +3,7 @@
 // header (the one way shim/ sees the CUDA headers, shim/cuda_abi.h).
 #pragma once
 #include "catalog/hooks.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "shim/cuda_abi.h"
 
 // CUDA 13.0's cuCtxSynchronize_v2 is a row whatever headers built the shim: declare its
@@ -11,6 +11,9 @@
 #if CUDA_VERSION < 13000
 typedef CUresult(CUDAAPI* PFN_cuCtxSynchronize_v13000)(CUcontext ctx);
 #endif
+
+// The wrappers and the C API are the library's only exports (shim/exports.map).
+#define CUDASHIM_EXPORT __attribute__((visibility("default")))
 
 // Helpers of the RECARGS column. An out-parameter is read after the call (a NULL one is 0).
 #define REC_PTR(p) (reinterpret_cast<unsigned long long>(p))

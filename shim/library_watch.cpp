@@ -13,7 +13,7 @@
 #include "policy/library_watch.h"
 #include "recorder/clock.h"
 #include "recorder/library_log.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "recorder/thread_slots.h"
 #include "shim/thread_flags.h"
 #include "shim/cuda_abi.h"

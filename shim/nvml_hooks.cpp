@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "policy/admission.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "recorder/thread_slots.h"
 #include "shim/thread_flags.h"
 #include "shim/cuda_abi.h"

@@ -1,4 +1,4 @@
-// nvml_hooks.h: NVML's memory queries, capped like cuMemGetInfo (issue 6).
+// nvml_hooks.h: NVML's memory queries, capped like cuMemGetInfo (docs/options.md, CUDASHIM_MEM_CAP).
 //
 // nvmlDeviceGetMemoryInfo and nvmlDeviceGetMemoryInfo_v2 are exported (a program linked
 // to libnvidia-ml gets ours first) and answered through dlsym (pynvml, torch load NVML

@@ -24,6 +24,7 @@
 #include "recorder/recorder.h"
 #include "shim/log.h"
 #include "shim/oom_notice.h"
+#include "shim/admission_scope.h"
 #include "shim/resolve.h"
 #include "shim/thread_flags.h"
 
@@ -477,20 +478,16 @@ uint64_t release_cached(int device, uint64_t want, bool wait) {
 
 // The generic wrapper's allocation, for what the pool does not take.
 CUresult plain_alloc(PFN_cuMemAlloc_v3020 real, CallFacts& f, CUdeviceptr* dptr, size_t bytes, int dev) {
-  if (policy::admit(HookId::cuMemAlloc_v2, MemKind::device, dev, bytes) != policy::Verdict::admit) {
-    note_denied(HookId::cuMemAlloc_v2, dev, bytes);
-    note_oom(HookId::cuMemAlloc_v2, dev, bytes, true);
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
+  Admission admission(HookId::cuMemAlloc_v2, MemKind::device, dev, bytes);
+  if (!admission.admitted()) return CUDA_ERROR_OUT_OF_MEMORY;
   const CUresult r = real(dptr, bytes);
   if (r == CUDA_SUCCESS && dptr != nullptr) {
-    policy::commit(MemKind::device, *dptr, bytes, bytes, dev);
+    admission.commit(*dptr, bytes);
     f.bytes = bytes;
     f.mem_kind = MemKind::device;
     f.key = *dptr;
   } else {
-    policy::rollback(HookId::cuMemAlloc_v2, MemKind::device, dev, bytes, r);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) note_oom(HookId::cuMemAlloc_v2, dev, bytes, false);
+    admission.fail(r);
   }
   return r;
 }
@@ -500,32 +497,27 @@ CUresult plain_alloc(PFN_cuMemAlloc_v3020 real, CallFacts& f, CUdeviceptr* dptr,
 CUresult driver_alloc(PFN_cuMemAlloc_v3020 real, CtxState* cs, CUdeviceptr* dptr, uint64_t bytes) {
   const int dev = cs->device;
   for (int attempt = 0; attempt < 2; ++attempt) {
+    // Only the last attempt's refusal is the program's out-of-memory.
     const bool last = attempt == 1 || g_reserved[dev].load(std::memory_order_relaxed) == 0;
-    const policy::Verdict v = last ? policy::admit(HookId::cuMemAlloc_v2, MemKind::device, dev, bytes)
-                                   : policy::try_admit(MemKind::device, dev, bytes);
-    if (v != policy::Verdict::admit) {
-      if (last) {
-        note_denied(HookId::cuMemAlloc_v2, dev, bytes);
-        note_oom(HookId::cuMemAlloc_v2, dev, bytes, true);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-      }
+    Admission admission(HookId::cuMemAlloc_v2, MemKind::device, dev, bytes, last);
+    if (!admission.admitted()) {
+      if (last) return CUDA_ERROR_OUT_OF_MEMORY;
       rec::pool_count(rec::PoolCounter::trims, dev);
       release_cached(dev, ~0ull, true);
       continue;
     }
     const CUresult r = real(dptr, bytes);
     if (r == CUDA_SUCCESS) {
-      policy::commit(MemKind::device, *dptr, bytes, bytes, dev);
+      admission.commit(*dptr, bytes);
       return r;
     }
     if (r == CUDA_ERROR_OUT_OF_MEMORY && !last) {
-      policy::uncharge(MemKind::device, dev, bytes);
+      admission.retry();
       rec::pool_count(rec::PoolCounter::trims, dev);
       release_cached(dev, ~0ull, true);
       continue;
     }
-    policy::rollback(HookId::cuMemAlloc_v2, MemKind::device, dev, bytes, r);
-    if (r == CUDA_ERROR_OUT_OF_MEMORY) note_oom(HookId::cuMemAlloc_v2, dev, bytes, false);
+    admission.fail(r);
     return r;
   }
   return CUDA_ERROR_OUT_OF_MEMORY;

@@ -15,7 +15,7 @@
 #include "recorder/events.h"
 #include "recorder/library_log.h"
 #include "shim/real_dl.h"
-#include "shim/wrapper_body.h"
+#include "shim/on_call.h"
 
 namespace rec = cudashim::recorder;
 using cudashim::HookId;

@@ -9,7 +9,7 @@
 #include "policy/admission.h"
 #include "recorder/events.h"
 #include "recorder/ledger.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "recorder/thread_slots.h"
 #include "shim/thread_flags.h"
 #include "shim/log.h"

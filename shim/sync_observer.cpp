@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include "catalog/findings.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/clock.h"
@@ -11,7 +12,6 @@
 #include "recorder/events.h"
 #include "shim/log.h"
 #include "shim/resolve.h"
-#include "symbols/symbolize.h"
 
 namespace cudashim::shim {
 namespace {
@@ -45,19 +45,15 @@ bool is_pinned(const void* p) {
 
 // One warning line the first time a site becomes a finding (rate-limited by
 // construction: once per site and rule).
-void announce(const CallSite& s, policy::SyncRule rule) {
+void announce(const CallSite& s, FindingId rule) {
   static std::atomic<int> announced{0};
   if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;
-  const policy::RuleRow& row = policy::rule_row(rule);
-  rec::stream_event(rec::FindingEvent{row.id, hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)});
-  if (s.py_depth > 0) {
-    const int f = policy::user_frame_index(s);
-    log_message(LogLevel::warn, "[{}] {} at {}:{} ({}): {}", row.id, row.title, s.py[f].file, s.py[f].line,
-                hook_info(s.api).name, row.fix);
-  } else {
-    const std::string where = symbols::to_string(symbols::symbolize(s.return_address));
-    log_message(LogLevel::warn, "[{}] {} at {} ({}): {}", row.id, row.title, where, hook_info(s.api).name, row.fix);
-  }
+  const FindingInfo& row = finding_info(rule);
+  rec::stream_event(rec::FindingEvent{row.name, hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)});
+  // The site as the report names it (policy::describe_site: the user's Python line, else the
+  // first native frame outside the CUDA runtime), so the live line and the report agree.
+  log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.name, row.title, policy::describe_site(s),
+              hook_info(s.api).name, row.fix);
 }
 
 }  // namespace
@@ -143,8 +139,8 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   const uint64_t hits = s->hits.load(std::memory_order_relaxed);
   if (hits > th.warmup_hits && !s->classified.load(std::memory_order_relaxed) &&
       s->captured.load(std::memory_order_acquire) == 2 && !s->classified.exchange(true, std::memory_order_relaxed)) {
-    const policy::SyncRule rule = policy::classify_site(*s);
-    if (rule != policy::SyncRule::none) announce(*s, rule);
+    const FindingId rule = policy::classify_site(*s);
+    if (rule != FindingId::none) announce(*s, rule);
   }
 }
 
@@ -167,16 +163,16 @@ void note_blocking_stream_launch(rec::ThreadState& ts) {
   const uint64_t warm = policy::sync_thresholds().warmup_hits;
   if (ts.slot->blocking_stream_launches.load(std::memory_order_relaxed) > warm &&
       ts.slot->legacy_stream_launches.load(std::memory_order_relaxed) > warm && !announced.exchange(true)) {
-    const policy::RuleRow& row = policy::rule_row(policy::Finding::legacy_stream);
-    log_message(LogLevel::warn, "[{}] {}: {}", row.id, row.title, row.fix);
+    const FindingInfo& row = finding_info(FindingId::legacy_stream);
+    log_message(LogLevel::warn, "[{}] {}: {}", row.name, row.title, row.fix);
   }
 }
 
 void note_context_flags(HookId, unsigned int flags) {
   if ((flags & CU_CTX_BLOCKING_SYNC) == 0) return;
   if (rec::g_events[static_cast<int>(rec::Event::blocking_sync_flag)].fetch_add(1, std::memory_order_relaxed) == 0) {
-    const policy::RuleRow& row = policy::rule_row(policy::Finding::deprecated_api);
-    log_message(LogLevel::warn, "[{}] {}: {}", row.id, row.title, row.fix);
+    const FindingInfo& row = finding_info(FindingId::deprecated_api);
+    log_message(LogLevel::warn, "[{}] {}: {}", row.name, row.title, row.fix);
   }
 }
 

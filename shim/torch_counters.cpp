@@ -27,7 +27,7 @@
 #include <cstdlib>
 
 #include "recorder/ledger.h"
-#include "recorder/mem_kind.h"
+#include "catalog/mem_kinds.h"
 #include "recorder/torch_memory.h"
 #include "shim/log.h"
 #include "shim/real_dl.h"

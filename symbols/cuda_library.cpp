@@ -7,7 +7,7 @@ namespace {
 
 constexpr CudaLibraryRow kCudaLibraries[] = {
 #define CUDA_LIBRARY(stem, family, sub) {stem, family, sub},
-#include "symbols/cuda_libraries.def"
+#include "catalog/cuda_libraries.def"
 #undef CUDA_LIBRARY
 };
 

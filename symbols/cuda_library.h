@@ -8,7 +8,7 @@
 
 namespace cudashim::symbols {
 
-// One row of cuda_libraries.def.
+// One row of catalog/cuda_libraries.def.
 struct CudaLibraryRow {
   const char* stem;     // "cudnn_ops"
   const char* family;   // "cudnn"

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 
 namespace cudashim::symbols {
 
@@ -74,10 +74,10 @@ struct DriverBridgeInput {
   std::string gpu_name;              // e.g. "NVIDIA H200", "NVIDIA GeForce RTX 4090"; "" unknown
 };
 
-// The findings: kernel module vs the libcuda in use (driver-user-kernel-mismatch, or the
-// forward-compatibility verdict driver-forward-compat / driver-compat-unsupported), NVML vs
-// kernel module (driver-nvml-mismatch), several libcuda releases side by side
-// (libcuda-multiple-copies). Nothing when the kernel module is unknown and one copy is seen.
+// The findings: kernel module vs the libcuda in use (driver.user-kernel-mismatch, or the
+// forward-compatibility verdict driver.forward-compat / driver.compat-unsupported), NVML vs
+// kernel module (driver.nvml-mismatch), several libcuda releases side by side
+// (driver.libcuda-multiple-copies). Nothing when the kernel module is unknown and one copy is seen.
 std::vector<Finding> driver_bridge_findings(const DriverBridgeInput& input);
 
 // The libcuda.so* files (real files, each once, in folder order) in `folders`; `in_use` is the

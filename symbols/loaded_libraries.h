@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 
 namespace cudashim::symbols {
 
 struct LoadedLibrary {
   std::string path;     // as the loader has it (l_name)
   std::string real;     // realpath: two names of one file are one copy
-  std::string family;   // cuda_libraries.def
+  std::string family;   // catalog/cuda_libraries.def
   std::string version;  // from the library's version API when it has one, else from the file name
   std::string version_source;  // "cudaRuntimeGetVersion", "ncclGetVersion", ..., or "file name"
   int major = -1;
@@ -50,7 +50,7 @@ std::vector<LoadedLibrary> loaded_cuda_libraries(const InventoryHints& hints);
 // "12.9" from a cudaVersion number such as 12090.
 std::string cuda_version_text(int v);
 
-// The findings the set shows (symbols/findings.def rows), each naming the files.
+// The findings the set shows (catalog/findings.def rows), each naming the files.
 std::vector<Finding> loaded_library_findings(const std::vector<LoadedLibrary>& libs);
 
 }  // namespace cudashim::symbols

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "symbols/ld_cache.h"
 
 namespace cudashim::symbols {
@@ -80,8 +80,8 @@ struct TritonReport {
   std::vector<Finding> findings;
 };
 
-// The findings for one Triton install: triton-ptxas-missing, triton-ptxas-unsupported-sm,
-// triton-env-path-bad, triton-libcuda-not-found, and a triton-toolchain summary. The report
+// The findings for one Triton install: triton.ptxas-missing, triton.ptxas-unsupported-sm,
+// triton.env-path-bad, triton.libcuda-not-found, and a triton.toolchain summary. The report
 // points into `input`, which must outlive it.
 TritonReport triton_findings(const TritonInput& input);
 

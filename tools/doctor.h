@@ -10,7 +10,7 @@
 
 #include "symbols/cuda_library.h"
 #include "symbols/fatbin.h"
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "symbols/driver_bridge.h"
 #include "symbols/loader_search.h"
 #include "symbols/triton_toolchain.h"
@@ -88,7 +88,7 @@ struct DoctorReport {
   std::vector<LibraryReport> libraries;
   std::vector<TritonSummary> tritons;
   DriverSummary driver;
-  std::vector<symbols::Finding> findings;  // sorted: errors, warnings, info
+  std::vector<Finding> findings;  // sorted: errors, warnings, info
   // 2 with an error, 1 with a warning, else 0.
   int exit_code() const;
 };

@@ -43,7 +43,7 @@ std::string render_doctor_text(const DoctorReport& report, bool color) {
       if (f.info().severity != sev) continue;
       out += fmt::format("  [{}] {}\n", f.info().name, f.message);
       for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
-      out += fmt::format("    fix: {}\n", f.info().advice);
+      out += fmt::format("    fix: {}\n", f.info().fix);
     }
   }
   bool header = false;
@@ -88,7 +88,7 @@ std::string render_doctor_json(const DoctorReport& report) {
                         {"subject", f.subject},
                         {"message", f.message},
                         {"evidence", f.evidence},
-                        {"fix", f.info().advice}});
+                        {"fix", f.info().fix}});
   }
   nlohmann::json libs = nlohmann::json::array();
   for (const auto& lib : report.libraries) {

@@ -8,8 +8,7 @@
 #include <iostream>
 
 #include "policy/policy.h"
-#include "policy/sync_rules.h"
-#include "symbols/findings.h"
+#include "catalog/findings.h"
 #include "catalog/hooks.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
@@ -75,28 +74,33 @@ int cmd_options(bool markdown) {
   return 0;
 }
 
-// `cudashim findings [--markdown]`: both findings tables, the job's behavior
-// (policy/findings.def) and its libraries, driver and device code (symbols/findings.def:
-// doctor and the live inventory); as the Markdown of docs/findings.md, or one entry each.
+// `cudashim findings [--markdown]`: the findings table (catalog/findings.def) grouped by
+// domain, then the old ids `cudashim report` still reads; as the Markdown of
+// docs/findings.md, or one entry each.
 int cmd_findings(bool markdown) {
   using namespace cudashim;
+  for (size_t d = 0; d < kFindingDomainCount; ++d) {
+    const auto domain = static_cast<FindingDomain>(d);
+    if (markdown)
+      std::cout << fmt::format("{}## {} (`{}`)\n\n| Id | Severity | What it means | Fix |\n|---|---|---|---|\n",
+                               d ? "\n" : "", domain_heading(domain), domain_name(domain));
+    else
+      std::cout << fmt::format("{}{} ({})\n", d ? "\n" : "", domain_heading(domain), domain_name(domain));
+    for (const FindingInfo& f : kFindings) {
+      if (f.domain != domain) continue;
+      if (markdown)
+        std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.name, severity_name(f.severity), f.title, f.fix);
+      else
+        std::cout << fmt::format("{:<36} {:<8} {}\n    fix: {}\n{}", f.name, severity_name(f.severity), f.title, f.fix,
+                                 *f.alias ? fmt::format("    old id: {}\n", f.alias) : "");
+    }
+  }
   if (markdown) {
-    std::cout << "## Synchronization and memory (policy/findings.def)\n\n" << policy::findings_markdown();
-    std::cout << "\n## Libraries, driver and device code (symbols/findings.def)\n\n"
-              << "| Id | Severity | What it means | Fix |\n|---|---|---|---|\n";
-    for (const auto& f : symbols::kFindings)
-      std::cout << fmt::format("| `{}` | {} | {} | {} |\n", f.name, symbols::severity_name(f.severity), f.title, f.advice);
-    return 0;
+    std::cout << "\n## Old ids\n\nReports written before the one findings table name these findings by their old "
+                 "ids; `cudashim report` reads each as its id today.\n\n| Old id | Id |\n|---|---|\n";
+    for (const FindingInfo& f : kFindings)
+      if (*f.alias) std::cout << fmt::format("| `{}` | `{}` |\n", f.alias, f.name);
   }
-  std::cout << "Synchronization and memory (policy/findings.def)\n";
-  for (int i = 1; i < static_cast<int>(policy::Finding::kCount); ++i) {
-    const policy::RuleRow& r = policy::rule_row(static_cast<policy::Finding>(i));
-    std::cout << fmt::format("{:<32} {:<8} {}\n    fix: {}\n", r.id, r.severity, r.title, r.fix);
-  }
-  std::cout << "\nLibraries, driver and device code (symbols/findings.def)\n";
-  for (const auto& f : symbols::kFindings)
-    std::cout << fmt::format("{:<32} {:<8} {}\n    fix: {}\n", f.name, symbols::severity_name(f.severity), f.title,
-                             f.advice);
   return 0;
 }
 

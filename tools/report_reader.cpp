@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 
+#include "catalog/findings.h"
 #include "symbols/debug_lines.h"
 #include "symbols/symtab.h"
 
@@ -150,6 +151,25 @@ nlohmann::json resolve_frame(const nlohmann::json& frame) {
   return out;
 }
 
+// Returns the id the row of `id` (a finding's id, as a report or stream wrote it) has
+// today: reports written before the one findings table carry the old ids of library,
+// driver and doctor findings ("driver-too-old"), catalog/findings.def's aliases. An id no
+// row knows is returned as it is.
+std::string current_finding_id(const std::string& id) {
+  const FindingId f = find_finding(id);
+  return f == FindingId::none ? id : finding_info(f).name;
+}
+
+// The same, for every finding of a report: "findings" and "library_findings".
+void current_finding_ids(nlohmann::json& doc) {
+  for (const char* section : {"findings", "library_findings"}) {
+    if (!doc.contains(section) || !doc[section].is_array()) continue;
+    for (auto& f : doc[section])
+      if (f.is_object() && f.contains("id") && f["id"].is_string())
+        f["id"] = current_finding_id(f["id"].get<std::string>());
+  }
+}
+
 void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std::string>& problems) {
   std::ifstream f(p);
   if (!f) {
@@ -170,6 +190,7 @@ void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std
                                    doc.value("schema", "none")));
     return;
   }
+  current_finding_ids(doc);
   resolve_native_sites(doc);
   out.push_back({p.string(), std::move(doc)});
 }
@@ -205,7 +226,7 @@ void add_stream(const fs::path& p, std::vector<LoadedReport>& out, std::vector<s
     if (type == "start") doc["pid"] = ev.value("pid", 0);
     else if (type == "snapshot" || type == "exit") doc["last_counters"] = ev;
     if (type == "exit") doc["ended"] = true;
-    else if (type == "finding") doc["findings"].push_back(ev.value("id", "?"));
+    else if (type == "finding") doc["findings"].push_back(current_finding_id(ev.value("id", "?")));
     else if (type == "library_load") doc["libraries_loaded"] = doc["libraries_loaded"].get<int>() + 1;
     else if (type == "signal") doc["signal"] = ev;
     pos = nl + 1;
@@ -356,6 +377,12 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}\n", f.value("severity", "") == "info" ? "" : yellow,
                          f.value("id", "?"), reset, f.value("count", 0ull), human_ns(f.value("blocked_ns", 0ull)),
                          sites.empty() || !sites[0].is_object() ? std::string("(process-wide)") : site_where(sites[0]));
+    }
+    // What is wrong with the libraries, driver and device code the process loaded.
+    for (const auto& f : d.value("library_findings", nlohmann::json::array())) {
+      if (!f.is_object()) continue;
+      out += fmt::format("  {}{:<26}{} {}: {}\n", f.value("severity", "") == "info" ? "" : yellow, f.value("id", "?"), reset,
+                         f.value("severity", "?"), f.value("message", ""));
     }
     const auto& mem = d.value("memory", nlohmann::json::object());
     for (const auto& dev : mem.value("devices", nlohmann::json::array()))

@@ -16,7 +16,8 @@ struct LoadedReport {
 // running) as a "cudashim.stream-summary/1" document: its last counters, findings and
 // library loads up to the last complete line, and what was cut. Unreadable or
 // malformed files are skipped with one message each in `problems`, naming the file
-// and what is wrong.
+// and what is wrong. Every finding id is read as today's: the old ids of reports
+// written before the one findings table (catalog/findings.def, alias) become the new.
 std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems);
 
 // Resolves the native call sites of every finding (findings[].sites[].where_frame and
@@ -30,7 +31,8 @@ void resolve_native_sites(nlohmann::json& doc);
 // else the recorded `where`.
 std::string site_where(const nlohmann::json& site);
 
-// Returns the human summary of `reports`: one block per process, findings first.
+// Returns the human summary of `reports`: one block per process, findings first (the
+// job's, then its libraries').
 std::string render_summary(const std::vector<LoadedReport>& reports, bool color);
 
 // Returns the reports merged into one JSON document {"schema": "cudashim.merged/1", "processes": [...]}.

@@ -71,10 +71,10 @@ void write_site(JsonWriter& w, const policy::FindingSite& fs) {
 void write_findings(JsonWriter& w, const ReportContext& c) {
   auto a = w.array(json_lines(4));
   for (const policy::FindingResult& f : policy::evaluate_findings()) {
-    const policy::RuleRow& row = policy::rule_row(f.finding);
+    const FindingInfo& row = finding_info(f.finding);
     auto o = w.object();
-    w.member("id", row.id);
-    w.member("severity", row.severity);
+    w.member("id", row.name);
+    w.member("severity", severity_name(row.severity));
     w.member("title", row.title);
     w.member("count", f.count);
     w.member("blocked_ns", f.blocked_ns);

@@ -7,9 +7,9 @@ asks the driver for entry points itself (as a statically linked runtime 13.0
 does), loads PTX and the fatbin containers of a real nvcc-built binary, and a
 second later loads libcudart 12.9 by soname through LD_LIBRARY_PATH. Checks:
   - each finding's log line comes while the job runs, before the mark that follows
-    the event which caused it (driver-too-old, module-ptx-jit,
-    env-jit-cache-disabled before "MARK first"; mixed-majors-in-process and
-    driver-minor-compat after it and before "MARK second");
+    the event which caused it (driver.too-old, module.ptx-jit,
+    env.jit-cache-disabled before "MARK first"; library.mixed-majors-in-process and
+    driver.minor-compat after it and before "MARK second");
   - the report's inventory says how each library came in and why that file;
   - the modules section counts the PTX and the fatbin containers with their
     coverage for the device (sm_90 in the double);
@@ -54,18 +54,18 @@ with tempfile.TemporaryDirectory() as out:
 
     first, second = line_of("MARK first"), line_of("MARK second")
     check(first is not None and second is not None, f"marks missing: {p.stderr[-600:]}")
-    for fid, lo, hi in [("driver-too-old", None, first), ("module-ptx-jit", None, first),
-                        ("env-jit-cache-disabled", None, first),
-                        ("mixed-majors-in-process", first, second), ("driver-minor-compat", first, second)]:
+    for fid, lo, hi in [("driver.too-old", None, first), ("module.ptx-jit", None, first),
+                        ("env.jit-cache-disabled", None, first),
+                        ("library.mixed-majors-in-process", first, second), ("driver.minor-compat", first, second)]:
         i = line_of(f"[{fid}]")
         if check(i is not None, f"no log line for {fid}"):
             check((lo is None or i > lo) and (hi is None or i < hi),
                   f"{fid} logged at line {i}, expected between marks {lo} and {hi}: {lines[i][:200]}")
             print(lines[i][:220])
-    too_old = [l for l in lines if "[driver-too-old]" in l]
+    too_old = [l for l in lines if "[driver.too-old]" in l]
     check(any(os.path.realpath(prog) in l or prog in l for l in too_old),
-          f"driver-too-old does not name the program's static runtime: {too_old}")
-    check(sum("[mixed-majors-in-process]" in l for l in lines) == 1, "mixed-majors logged more than once")
+          f"driver.too-old does not name the program's static runtime: {too_old}")
+    check(sum("[library.mixed-majors-in-process]" in l for l in lines) == 1, "library.mixed-majors-in-process logged more than once")
 
     reps = glob.glob(os.path.join(out, "cudashim-*.json"))
     if check(len(reps) == 1, f"{len(reps)} reports"):
@@ -83,8 +83,8 @@ with tempfile.TemporaryDirectory() as out:
         check(len(static) == 1 and os.path.realpath(static[0]["path"]) == os.path.realpath(prog) and
               static[0]["version"] == "13.0", f"static runtime row: {static}")
         ids = {f["id"] for f in r["library_findings"]}
-        for fid in ["driver-too-old", "driver-minor-compat", "mixed-majors-in-process", "module-ptx-jit",
-                    "env-jit-cache-disabled"]:
+        for fid in ["driver.too-old", "driver.minor-compat", "library.mixed-majors-in-process", "module.ptx-jit",
+                    "env.jit-cache-disabled"]:
             check(fid in ids, f"{fid} not in the report's library_findings {sorted(ids)}")
         m = r["modules"]
         check(m["ptx_jit_bytes"] >= 65536, f"modules.ptx_jit_bytes {m['ptx_jit_bytes']}")

@@ -4,7 +4,7 @@
 The versioned-symbol shortfall, live: NVIDIA's libnvJitLink 12.1 (PyPI wheel) is loaded
 first, then libcusparse 12.2 (which needs nvJitLink >= 12.3) with lazy binding, so the
 load succeeds and the first call would fail. The shim must log
-[versioned-symbol-shortfall] while the job runs (before "MARK loaded"), naming the
+[library.versioned-symbol-shortfall] while the job runs (before "MARK loaded"), naming the
 missing __nvJitLink..._12_3 symbol and the loaded old file, and list it in the report.
 The control: the real loader, asked for RTLD_NOW in the same order, refuses cuSPARSE on
 a symbol of the same name.
@@ -27,11 +27,11 @@ with tempfile.TemporaryDirectory() as out:
     p = subprocess.run([prog, "now:" + old_jit, "lazy:" + cusparse], env=env, capture_output=True, text=True, timeout=60)
     lines = p.stderr.splitlines()
     mark = next((i for i, l in enumerate(lines) if "MARK loaded" in l), None)
-    hit = next((i for i, l in enumerate(lines) if "[versioned-symbol-shortfall]" in l), None)
+    hit = next((i for i, l in enumerate(lines) if "[library.versioned-symbol-shortfall]" in l), None)
     if p.returncode != 0 or mark is None:
         errors.append(f"exit {p.returncode}: {p.stderr[-500:]}")
     elif hit is None or hit > mark:
-        errors.append(f"no live [versioned-symbol-shortfall] line before the mark: {p.stderr[-800:]}")
+        errors.append(f"no live [library.versioned-symbol-shortfall] line before the mark: {p.stderr[-800:]}")
     else:
         line = lines[hit]
         print(line[:300])
@@ -44,7 +44,7 @@ with tempfile.TemporaryDirectory() as out:
             errors.append(f"{len(reps)} reports")
         else:
             r = json.load(open(reps[0]))
-            f = [x for x in r["library_findings"] if x["id"] == "versioned-symbol-shortfall"]
+            f = [x for x in r["library_findings"] if x["id"] == "library.versioned-symbol-shortfall"]
             if not f or f[0]["severity"] != "error" or os.path.realpath(cusparse) not in map(os.path.realpath, [f[0]["evidence"][-1].split(": ", 1)[-1], cusparse]):
                 errors.append(f"report: {f}")
         # The control: the real loader with RTLD_NOW, same order, no shim.

@@ -56,6 +56,11 @@ def main():
             errors.append(f"{mode}: {fid} blocked {f['blocked_ns']} ns, expected >= {(STEPS - 10) * DELAY_US} us")
         if f"[{fid}]" not in p.stderr:
             errors.append(f"{mode}: no live warning line for {fid} on stderr")
+        # the live line names the site as the report does (one description of a site)
+        elif f["sites"] and not any(f"at {s['where']} [" in p.stderr for s in f["sites"]):
+            line = next((l for l in p.stderr.splitlines() if f"[{fid}]" in l), "")
+            errors.append(f"{mode}: the live line ({line}) names none of the report's sites "
+                          f"{[s['where'] for s in f['sites']]}")
         print(f"{mode}: {fid} count {f['count']} blocked {f['blocked_ns'] / 1e6:.1f} ms at {f['sites'][0]['where'] if f['sites'] else '-'}")
     p, reps = run(shim, fake, prog, "clean")
     warn = [x["id"] for r in reps for x in r["findings"] if x["severity"] in ("warning", "error")]

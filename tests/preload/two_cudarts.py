@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """two_cudarts.py SHIM FAKECUDA_DIR PROG CUDART13 CUDART129: NVIDIA's libcudart 13.0
 and 12.9 loaded into one process; the report lists both and its
-mixed-majors-in-process finding names both files, and the exit log says so."""
+library.mixed-majors-in-process finding names both files, and the exit log says so."""
 import glob
 import json
 import os
@@ -34,13 +34,13 @@ with tempfile.TemporaryDirectory() as out:
                 errors.append(f"{path}: version not from its API: {row}")
             else:
                 print(f"{os.path.basename(path)}: {row[0]['version']} from {row[0]['version_source']}")
-        f = [x for x in r["library_findings"] if x["id"] == "mixed-majors-in-process"]
+        f = [x for x in r["library_findings"] if x["id"] == "library.mixed-majors-in-process"]
         if not f or not all(any(fl in e for e in f[0]["evidence"]) for fl in files):
-            errors.append(f"no mixed-majors-in-process finding naming both files: {r['library_findings']}")
-        if "[mixed-majors-in-process]" not in p.stderr:
+            errors.append(f"no library.mixed-majors-in-process finding naming both files: {r['library_findings']}")
+        if "[library.mixed-majors-in-process]" not in p.stderr:
             errors.append("no log line for the finding")
         else:
-            print([l for l in p.stderr.splitlines() if "mixed-majors" in l][0][:300])
+            print([l for l in p.stderr.splitlines() if "library.mixed-majors" in l][0][:300])
     for e in errors:
         print("FAIL: " + e)
     print("ok: both runtimes named" if not errors else "")

@@ -4,7 +4,7 @@ ptxas in .deps/cu129, the CUDA 13.0 toolkit's /usr/local/cuda/bin/ptxas):
 
   - each ptxas, bundled in a crafted site-packages/triton/backends/nvidia/bin/, has the release
     doctor reads from its bytes equal to what `ptxas --version` prints;
-  - for each SM, doctor reports triton-ptxas-unsupported-sm exactly when that ptxas refuses to
+  - for each SM, doctor reports triton.ptxas-unsupported-sm exactly when that ptxas refuses to
     assemble a one-kernel PTX file for the SM (ptxas -arch=sm_XX).
 
 Tools that do not exist are skipped; exit 77 when none is left.
@@ -61,7 +61,7 @@ def main():
                 if sm == SMS[0]:
                     got = doc["triton"][0]["ptxas_version"] if doc["triton"] else None
                     check(got == m.group(2), f"{tool}: doctor reads V{got} from the binary, --version says V{m.group(2)}")
-                refused = any(f["id"] == "triton-ptxas-unsupported-sm" for f in doc["findings"])
+                refused = any(f["id"] == "triton.ptxas-unsupported-sm" for f in doc["findings"])
                 assembles = subprocess.run([tool, f"-arch=sm_{sm}", ptx, "-o", os.path.join(tmp, "k.cubin")],
                                            capture_output=True, timeout=120).returncode == 0
                 check(refused != assembles,

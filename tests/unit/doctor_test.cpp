@@ -7,6 +7,7 @@
 #include "tests/unit/symbols_test_support.h"
 #include "tools/doctor.h"
 
+using namespace cudashim;
 using namespace cudashim::symbols;
 using namespace cudashim::tools;
 using namespace symbols_test;
@@ -80,7 +81,7 @@ TEST_CASE("doctor: an old nvJitLink first on LD_LIBRARY_PATH breaks cuSPARSE", "
   FakeWheels w;
   SECTION("the shortfall, the symbol, the file the loader picks and why") {
     const DoctorReport r = diagnose({w.cusparse.string()}, 90, "--sm", bare(w.old_jit_dir.string()));
-    auto found = with_id(r, "versioned-symbol-shortfall");
+    auto found = with_id(r, "library.versioned-symbol-shortfall");
     REQUIRE(found.size() == 1);
     const std::string text = all_evidence(*found[0]);
     INFO(text);
@@ -97,11 +98,11 @@ TEST_CASE("doctor: an old nvJitLink first on LD_LIBRARY_PATH breaks cuSPARSE", "
   }
   SECTION("without it, the wheel's own copy through RUNPATH: clean") {
     const DoctorReport r = diagnose({w.cusparse.string()}, 90, "--sm", bare());
-    CHECK(with_id(r, "versioned-symbol-shortfall").empty());
+    CHECK(with_id(r, "library.versioned-symbol-shortfall").empty());
     REQUIRE(r.libraries[0].cuda_needed.size() == 1);
     CHECK(r.libraries[0].cuda_needed[0].reason == SearchReason::runpath);
     CHECK(r.exit_code() == 0);  // only the note that no driver is installed
-    CHECK(with_id(r, "driver-not-found").size() == 1);
+    CHECK(with_id(r, "driver.not-found").size() == 1);
   }
   SECTION("a site-packages folder: only nvidia/*/lib is read, versions come from the wheels' RECORD") {
     const DoctorReport r = diagnose({w.sp.string()}, 90, "--sm", bare());
@@ -122,13 +123,13 @@ TEST_CASE("doctor: an old nvJitLink first on LD_LIBRARY_PATH breaks cuSPARSE", "
     auto j = nlohmann::json::parse(render_doctor_json(r));
     CHECK(j["summary"]["errors"] == 1);
     CHECK(j["summary"]["exit_code"] == 2);
-    CHECK(j["findings"][0]["id"] == "versioned-symbol-shortfall");
+    CHECK(j["findings"][0]["id"] == "library.versioned-symbol-shortfall");
     CHECK(j["findings"][0]["severity"] == "error");
     CHECK_FALSE(j["findings"][0]["fix"].get<std::string>().empty());
     CHECK(j["libraries"][0]["cuda_needed"][0]["reason"] == "LD_LIBRARY_PATH");
     CHECK(j["libraries"][0]["version"] == "12.2.0.103");
     const std::string text = render_doctor_text(r, false);
-    CHECK(text.find("ERRORS\n  [versioned-symbol-shortfall] libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_3") !=
+    CHECK(text.find("ERRORS\n  [library.versioned-symbol-shortfall] libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_3") !=
           std::string::npos);
     CHECK(text.find("    fix: Put a copy of the providing library") != std::string::npos);
     CHECK(text.find("libnvJitLink.so.12 => " + (w.old_jit_dir / "libnvJitLink.so.12").string() + " [LD_LIBRARY_PATH]") !=
@@ -143,11 +144,11 @@ TEST_CASE("doctor: copies and majors of one library across the scanned set", "[d
   fake_lib(t / "wheel", "libcudart.so.12", src);
   fake_lib(t / "cu13", "libcudart.so.13", src);
   const DoctorReport r = diagnose({t.path.string()}, 90, "--sm", bare());
-  auto dup = with_id(r, "duplicate-library");
+  auto dup = with_id(r, "library.duplicate");
   REQUIRE(dup.size() == 1);
   CHECK(dup[0]->subject == "cudart.so.12");
   CHECK(dup[0]->evidence.size() == 2);
-  auto mixed = with_id(r, "mixed-majors");
+  auto mixed = with_id(r, "library.mixed-majors");
   REQUIRE(mixed.size() == 1);
   CHECK(mixed[0]->evidence.size() == 3);
   CHECK(r.exit_code() == 1);
@@ -158,7 +159,7 @@ TEST_CASE("doctor: copies and majors of one library across the scanned set", "[d
                                        " -l:libcudart.so.12 -l:libcudart.so.13 -Wl,--enable-new-dtags -Wl,-rpath," +
                                        (t / "wheel").string() + ":" + (t / "cu13").string());
     const DoctorReport p = diagnose({both.string()}, 90, "--sm", bare());
-    auto in_process = with_id(p, "mixed-majors-in-process");
+    auto in_process = with_id(p, "library.mixed-majors-in-process");
     REQUIRE(in_process.size() == 1);
     CHECK(in_process[0]->info().severity == Severity::error);
     CHECK(p.exit_code() == 2);
@@ -173,10 +174,10 @@ TEST_CASE("doctor: the link-time stub libcuda on the search path", "[doctor]") {
   const fs::path app = fake_lib(t / "app", "libapp.so", "int cuInit(unsigned);\nint app(void) { return cuInit(0); }\n", "",
                                 "-L" + q(stubs) + " -l:libcuda.so.1");
   const DoctorReport r = diagnose({app.string()}, 90, "--sm", bare(stubs.string()));
-  auto stub = with_id(r, "stub-libcuda");
+  auto stub = with_id(r, "driver.stub-libcuda");
   REQUIRE(stub.size() >= 2);  // the app's own libcuda.so.1, and libcuda.so for Triton
   CHECK(all_evidence(*stub[0]).find("/stubs/libcuda.so.1 [LD_LIBRARY_PATH]") != std::string::npos);
-  CHECK(with_id(r, "driver-not-found").empty());
+  CHECK(with_id(r, "driver.not-found").empty());
   CHECK(r.exit_code() == 2);
 }
 
@@ -189,9 +190,9 @@ TEST_CASE("doctor: cuDNN sub-libraries from another folder", "[doctor]") {
   fake_lib(home, "libcudnn_cnn.so.9", "int cnn(void) { return 0; }\n");
   fake_lib(other, "libcudnn_ops.so.9", "int ops(void) { return 1; }\n");
 
-  CHECK(with_id(diagnose({cudnn.string()}, 90, "--sm", bare()), "cudnn-split-folders").empty());
+  CHECK(with_id(diagnose({cudnn.string()}, 90, "--sm", bare()), "library.cudnn-split-folders").empty());
   const DoctorReport r = diagnose({cudnn.string()}, 90, "--sm", bare(other.string()));
-  auto split = with_id(r, "cudnn-split-folders");
+  auto split = with_id(r, "library.cudnn-split-folders");
   REQUIRE(split.size() == 1);
   const std::string text = all_evidence(*split[0]);
   INFO(text);
@@ -213,7 +214,7 @@ TEST_CASE("doctor: fatbin coverage of the GPU", "[doctor]") {
 
   SECTION("SASS for sm_80 only plus compute_80 PTX on sm_90: JIT at first use") {
     const DoctorReport r = diagnose({ptx_only.string()}, 90, "--sm", bare());
-    auto jit = with_id(r, "fatbin-no-sass");
+    auto jit = with_id(r, "fatbin.no-sass");
     REQUIRE(jit.size() == 1);
     CHECK(jit[0]->info().severity == Severity::warning);
     CHECK(all_evidence(*jit[0]).find("1000 bytes of PTX") != std::string::npos);
@@ -226,19 +227,19 @@ TEST_CASE("doctor: fatbin coverage of the GPU", "[doctor]") {
   }
   SECTION("the same on sm_86: SASS, clean") {
     const DoctorReport r = diagnose({ptx_only.string()}, 86, "--sm", bare());
-    CHECK(with_id(r, "fatbin-no-sass").empty());
+    CHECK(with_id(r, "fatbin.no-sass").empty());
     CHECK(r.libraries[0].coverage->kind == CoverageKind::sass);
   }
   SECTION("sm_70 + sm_80 SASS and no PTX on sm_90: no kernel image") {
     const DoctorReport r = diagnose({old_sass.string()}, 90, "--sm", bare());
-    auto none = with_id(r, "fatbin-no-kernel-image");
+    auto none = with_id(r, "fatbin.no-kernel-image");
     REQUIRE(none.size() == 1);
     CHECK(none[0]->info().severity == Severity::error);
     CHECK(r.exit_code() == 2);
   }
   SECTION("with no GPU to ask, sm 90 is assumed and said so") {
     const DoctorReport r = diagnose({old_sass.string()}, 90, "assumed", bare());
-    CHECK(with_id(r, "sm-assumed").size() == 1);
+    CHECK(with_id(r, "doctor.sm-assumed").size() == 1);
   }
 }
 
@@ -249,7 +250,7 @@ TEST_CASE("doctor: bad input is reported, never a crash", "[doctor]") {
   copy_truncated(good, t / "libcut.so", 100);
   const DoctorReport r = diagnose({(t / "missing").string(), (t / "notelf.so").string(), (t / "libcut.so").string(), good.string()},
                                   90, "--sm", bare());
-  auto bad = with_id(r, "unreadable-file");
+  auto bad = with_id(r, "doctor.unreadable-file");
   REQUIRE(bad.size() == 3);
   for (const auto* f : bad) CHECK(f->message.find(t.path.string()) != std::string::npos);
   CHECK(r.libraries.size() == 1);
@@ -271,7 +272,7 @@ TEST_CASE("doctor: --sm accepts the usual spellings", "[doctor]") {
   CHECK(parse_compute_capability("-90") == 0);
 }
 
-// --- issue 11: the driver bridge and Triton's toolchain, through doctor
+// --- the driver bridge and Triton's toolchain, through doctor
 
 TEST_CASE("doctor: the image's own libcuda against the host's kernel module", "[doctor][driver_bridge]") {
   TempDir t;
@@ -288,13 +289,13 @@ TEST_CASE("doctor: the image's own libcuda against the host's kernel module", "[
   host.mountinfo_text = "640 622 259:1 / " + fs::canonical(host_lib).string() + " ro,nosuid - ext4 /dev/nvme0n1p1 rw\n";
   host.driver_folders = {(t / "host").string()};
   const DoctorReport r = diagnose({app.string()}, 90, "--sm", bare((t / "image").string()), {}, host);
-  auto mismatch = with_id(r, "driver-user-kernel-mismatch");
+  auto mismatch = with_id(r, "driver.user-kernel-mismatch");
   REQUIRE(mismatch.size() == 1);
   const std::string text = all_evidence(*mismatch[0]);
   INFO(text);
   CHECK(text.find("kernel module 580.95.05 but user-mode libcuda 575.57.08") != std::string::npos);
   CHECK(text.find(fs::canonical(image).string()) != std::string::npos);
-  auto copies = with_id(r, "libcuda-multiple-copies");
+  auto copies = with_id(r, "driver.libcuda-multiple-copies");
   REQUIRE(copies.size() == 1);
   CHECK(all_evidence(*copies[0]).find("[bind-mounted from the host] [matches the kernel module]") != std::string::npos);
   CHECK(r.exit_code() == 2);
@@ -304,14 +305,14 @@ TEST_CASE("doctor: the image's own libcuda against the host's kernel module", "[
   CHECK(j["driver"]["libcuda_in_use"] == fs::canonical(image).string());
   SECTION("with the host's copy first, all is well") {
     const DoctorReport ok = diagnose({app.string()}, 90, "--sm", bare((t / "host").string()), {}, host);
-    CHECK(with_id(ok, "driver-user-kernel-mismatch").empty());
+    CHECK(with_id(ok, "driver.user-kernel-mismatch").empty());
   }
   SECTION("on a host without the kernel module (no /proc file) nothing is said about the bridge") {
     HostFacts cpu = host;
     cpu.kernel_version_text.reset();
     const DoctorReport quiet = diagnose({app.string()}, 90, "--sm", bare((t / "image").string()), {}, cpu);
-    CHECK(with_id(quiet, "driver-user-kernel-mismatch").empty());
-    CHECK(with_id(quiet, "libcuda-multiple-copies").size() == 1);  // two releases are still two releases
+    CHECK(with_id(quiet, "driver.user-kernel-mismatch").empty());
+    CHECK(with_id(quiet, "driver.libcuda-multiple-copies").size() == 1);  // two releases are still two releases
   }
 }
 
@@ -325,7 +326,7 @@ TEST_CASE("doctor: Triton in a scanned site-packages", "[doctor][triton]") {
   fs::create_directories(w.sp / "triton-3.1.0.dist-info");
   SECTION("an sm_100 GPU: the bundled ptxas (CUDA 12.4) cannot target it") {
     const DoctorReport r = diagnose({w.sp.string()}, 100, "--sm", bare());
-    auto bad = with_id(r, "triton-ptxas-unsupported-sm");
+    auto bad = with_id(r, "triton.ptxas-unsupported-sm");
     REQUIRE(bad.size() == 1);
     CHECK(bad[0]->message.find("sm_100 needs ptxas from CUDA 12.8 or newer; set TRITON_PTXAS_PATH") != std::string::npos);
     CHECK(r.exit_code() == 2);
@@ -338,15 +339,15 @@ TEST_CASE("doctor: Triton in a scanned site-packages", "[doctor][triton]") {
   }
   SECTION("an sm_90 GPU: only the summary note") {
     const DoctorReport r = diagnose({w.sp.string()}, 90, "--sm", bare());
-    CHECK(with_id(r, "triton-ptxas-unsupported-sm").empty());
-    CHECK(with_id(r, "triton-toolchain").size() == 1);
+    CHECK(with_id(r, "triton.ptxas-unsupported-sm").empty());
+    CHECK(with_id(r, "triton.toolchain").size() == 1);
   }
   SECTION("TRITON_PTXAS_PATH from the environment, read through HostFacts::getenv") {
     HostFacts host;
     const std::string bad = (w.t / "no/ptxas").string();
     host.getenv = [&](const char* n) -> const char* { return std::string(n) == "TRITON_PTXAS_PATH" ? bad.c_str() : nullptr; };
     const DoctorReport r = diagnose({w.sp.string()}, 90, "--sm", bare(), {}, host);
-    auto env = with_id(r, "triton-env-path-bad");
+    auto env = with_id(r, "triton.env-path-bad");
     REQUIRE(env.size() == 1);
     CHECK(env[0]->message.find(bad + " is no such file") != std::string::npos);
   }

@@ -47,10 +47,10 @@ TEST_CASE("driver older than a runtime: across majors an error, within one minor
   in.driver_version = 12080;  // CUDA 12.8
   const auto f = live_library_rules(in);
   REQUIRE(f.size() == 2);
-  CHECK(std::string(f[0].info().name) == "driver-too-old");
+  CHECK(std::string(f[0].info().name) == "driver.too-old");
   CHECK(f[0].message.find("CUDA 13.0") != std::string::npos);
   CHECK(f[0].message.find("12.8") != std::string::npos);
-  CHECK(std::string(f[1].info().name) == "driver-minor-compat");
+  CHECK(std::string(f[1].info().name) == "driver.minor-compat");
   CHECK(f[1].message.find("linked into /opt/app/libfoo.so") != std::string::npos);
 
   in.driver_version = 13000;  // 13.0 covers both
@@ -62,14 +62,14 @@ TEST_CASE("driver older than a runtime: across majors an error, within one minor
 TEST_CASE("environment traps", "[library_rules]") {
   RuleInputs in;
   in.module_loading = "EAGER";
-  CHECK(has(ids(in), "env-module-loading-eager"));
+  CHECK(has(ids(in), "env.module-loading-eager"));
   in.module_loading = "LAZY";
-  CHECK_FALSE(has(ids(in), "env-module-loading-eager"));
+  CHECK_FALSE(has(ids(in), "env.module-loading-eager"));
 
   in.cache_disable = "1";
-  CHECK(has(ids(in), "env-jit-cache-disabled"));
+  CHECK(has(ids(in), "env.jit-cache-disabled"));
   in.cache_disable = "0";
-  CHECK_FALSE(has(ids(in), "env-jit-cache-disabled"));
+  CHECK_FALSE(has(ids(in), "env.jit-cache-disabled"));
 
   // The cache matters only to a process that JIT-compiled something. A file where the
   // cache folder's parent should be cannot hold it (and root can write anywhere else).
@@ -80,17 +80,17 @@ TEST_CASE("environment traps", "[library_rules]") {
   const std::string under_file = std::string(file) + "/ComputeCache";
   in.cache_path = under_file.c_str();
   in.cache_maxsize = "1000";
-  CHECK_FALSE(has(ids(in), "env-jit-cache-unwritable"));
-  CHECK_FALSE(has(ids(in), "env-jit-cache-too-small"));
+  CHECK_FALSE(has(ids(in), "env.jit-cache-unwritable"));
+  CHECK_FALSE(has(ids(in), "env.jit-cache-too-small"));
   in.modules.ptx_jit_bytes = 5000;
-  CHECK(has(ids(in), "env-jit-cache-unwritable"));
-  CHECK(has(ids(in), "env-jit-cache-too-small"));
+  CHECK(has(ids(in), "env.jit-cache-unwritable"));
+  CHECK(has(ids(in), "env.jit-cache-too-small"));
   in.cache_path = "/tmp";
   in.cache_maxsize = "100000";
-  CHECK_FALSE(has(ids(in), "env-jit-cache-unwritable"));
-  CHECK_FALSE(has(ids(in), "env-jit-cache-too-small"));
+  CHECK_FALSE(has(ids(in), "env.jit-cache-unwritable"));
+  CHECK_FALSE(has(ids(in), "env.jit-cache-too-small"));
   in.cache_maxsize = nullptr;  // the default (1 GiB) holds 5000 bytes
-  CHECK_FALSE(has(ids(in), "env-jit-cache-too-small"));
+  CHECK_FALSE(has(ids(in), "env.jit-cache-too-small"));
   unlink(file);
 }
 
@@ -104,17 +104,17 @@ TEST_CASE("module loads: PTX JIT, no kernel image, slow loading", "[library_rule
   in.modules.count = 3;
   auto f = live_library_rules(in);
   REQUIRE(f.size() == 2);
-  CHECK(std::string(f[0].info().name) == "module-ptx-jit");
+  CHECK(std::string(f[0].info().name) == "module.ptx-jit");
   CHECK(f[0].subject == "/x/libjit.so");
   CHECK(f[0].message.find("2048 bytes") != std::string::npos);
-  CHECK(std::string(f[1].info().name) == "module-no-kernel-image");
+  CHECK(std::string(f[1].info().name) == "module.no-kernel-image");
   CHECK(f[1].subject == "/x/libold.so");
 
   in.modules.ns = 3'000'000'000;  // 3 s of module loading
   loads[2].dt_ns = 2'900'000'000;
   f = live_library_rules(in);
   REQUIRE(f.size() == 3);
-  CHECK(std::string(f[2].info().name) == "module-load-slow");
+  CHECK(std::string(f[2].info().name) == "module.load-slow");
   CHECK(f[2].evidence.at(0).find("/x/libok.so") != std::string::npos);
 }
 
@@ -127,7 +127,7 @@ TEST_CASE("device code loaded at run time that is mostly for other GPUs", "[libr
   in.modules.count = 2, in.modules.sass_bytes = 330ull << 20, in.modules.sass_bytes_for_sm = 90ull << 20;
   auto f = live_library_rules(in);
   REQUIRE(f.size() == 1);
-  CHECK(std::string(f[0].info().name) == "fatbin-mostly-other-archs");
+  CHECK(std::string(f[0].info().name) == "fatbin.mostly-other-archs");
   CHECK(f[0].message.find("330.0 MiB") != std::string::npos);
   CHECK(f[0].evidence.at(0).find("240.0 MiB for other GPUs: /x/libcudart.so.13") != std::string::npos);
   in.modules.sass_bytes_for_sm = 200ull << 20;  // most of it serves this GPU

@@ -5,6 +5,7 @@
 #include "symbols/driver_bridge.h"
 #include "tests/unit/symbols_test_support.h"
 
+using namespace cudashim;
 using namespace cudashim::symbols;
 using namespace symbols_test;
 
@@ -107,14 +108,14 @@ TEST_CASE("driver bridge: findings", "[driver_bridge]") {
     in.libcuda = {copy("/usr/lib/x86_64-linux-gnu/libcuda.so.575.57.08", true),
                   copy("/usr/local/nvidia/lib64/libcuda.so.580.95.05", false, true)};
     auto fs = driver_bridge_findings(in);
-    auto mismatch = with_id(fs, "driver-user-kernel-mismatch");
+    auto mismatch = with_id(fs, "driver.user-kernel-mismatch");
     REQUIRE(mismatch.size() == 1);
     CHECK(mismatch[0].info().severity == Severity::error);
     const std::string t = text_of(mismatch[0]);
     INFO(t);
     CHECK(t.find("kernel module 580.95.05 but user-mode libcuda 575.57.08") != std::string::npos);
     CHECK(t.find("Open Kernel Module") != std::string::npos);
-    auto copies = with_id(fs, "libcuda-multiple-copies");
+    auto copies = with_id(fs, "driver.libcuda-multiple-copies");
     REQUIRE(copies.size() == 1);
     const std::string c = text_of(copies[0]);
     INFO(c);
@@ -129,9 +130,9 @@ TEST_CASE("driver bridge: findings", "[driver_bridge]") {
     in.libcuda = {copy("/usr/local/cuda-13.1/compat/libcuda.so.590.44.01", true),
                   copy("/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04", false, true)};
     auto fs = driver_bridge_findings(in);
-    REQUIRE(with_id(fs, "driver-user-kernel-mismatch").empty());
-    CHECK(with_id(fs, "libcuda-multiple-copies").empty());  // the compat copy is meant to be there
-    auto fwd = with_id(fs, "driver-forward-compat");
+    REQUIRE(with_id(fs, "driver.user-kernel-mismatch").empty());
+    CHECK(with_id(fs, "driver.libcuda-multiple-copies").empty());  // the compat copy is meant to be there
+    auto fwd = with_id(fs, "driver.forward-compat");
     REQUIRE(fwd.size() == 1);
     CHECK(fwd[0].info().severity == Severity::info);
     const std::string t = text_of(fwd[0]);
@@ -141,14 +142,14 @@ TEST_CASE("driver bridge: findings", "[driver_bridge]") {
     CHECK(t.find("not verified: that the 580 branch") != std::string::npos);
     SECTION("on a GeForce: error 804") {
       in.gpu_name = "NVIDIA GeForce RTX 4090";
-      auto bad = with_id(driver_bridge_findings(in), "driver-compat-unsupported");
+      auto bad = with_id(driver_bridge_findings(in), "driver.compat-unsupported");
       REQUIRE(bad.size() == 1);
       CHECK(bad[0].message.find("(804)") != std::string::npos);
     }
   }
   SECTION("a compat libcuda older than the kernel module: error 803") {
     in.libcuda = {copy("/usr/local/cuda/compat/libcuda.so.570.124.06", true)};
-    auto bad = with_id(driver_bridge_findings(in), "driver-compat-unsupported");
+    auto bad = with_id(driver_bridge_findings(in), "driver.compat-unsupported");
     REQUIRE(bad.size() == 1);
     CHECK(bad[0].info().severity == Severity::error);
     CHECK(bad[0].message.find("570.124.06 is older than kernel module 580.95.05") != std::string::npos);
@@ -156,7 +157,7 @@ TEST_CASE("driver bridge: findings", "[driver_bridge]") {
   }
   SECTION("NVML reporting another release than /proc") {
     in.nvml_driver_version = "575.57.08";
-    auto nvml = with_id(driver_bridge_findings(in), "driver-nvml-mismatch");
+    auto nvml = with_id(driver_bridge_findings(in), "driver.nvml-mismatch");
     REQUIRE(nvml.size() == 1);
     CHECK(nvml[0].message == "NVML reports driver 575.57.08 but the kernel module is 580.95.05");
   }
@@ -193,8 +194,8 @@ TEST_CASE("driver bridge: libcuda copies found in real folders", "[driver_bridge
                                        {(t / "image").string(), (t / "host").string()}, (t / "image/libcuda.so.1").string());
     REQUIRE(in.kernel_version_text.has_value());
     auto fs = driver_bridge_findings(in);
-    CHECK(with_id(fs, "driver-user-kernel-mismatch").size() == 1);
-    CHECK(with_id(fs, "libcuda-multiple-copies").size() == 1);
+    CHECK(with_id(fs, "driver.user-kernel-mismatch").size() == 1);
+    CHECK(with_id(fs, "driver.libcuda-multiple-copies").size() == 1);
     auto none = read_driver_bridge_input((t / "no-such-file").string(), "", {}, "");
     CHECK_FALSE(none.kernel_version_text.has_value());
     CHECK(driver_bridge_findings(none).empty());

@@ -9,6 +9,7 @@
 #include "symbols/triton_toolchain.h"
 #include "tests/unit/symbols_test_support.h"
 
+using namespace cudashim;
 using namespace cudashim::symbols;
 using namespace symbols_test;
 
@@ -105,14 +106,14 @@ TEST_CASE("triton: crafted packages", "[triton]") {
     const TritonReport r = triton_findings(in);
     CHECK(r.ptxas_path == (tr.pkg / "backends/nvidia/bin/ptxas").string());
     REQUIRE(r.findings.size() == 1);
-    CHECK(std::string(r.findings[0].info().name) == "triton-toolchain");
+    CHECK(std::string(r.findings[0].info().name) == "triton.toolchain");
     CHECK(r.libcuda_how == "ldconfig cache");
   }
   SECTION("a ptxas from CUDA 12.4 on sm_100: the error names the file, the release needed and the variable") {
     FakeTriton tr("12.4", "12.4.131");
     TritonInput in = tr.input(100);
     const TritonReport r = triton_findings(in);
-    auto bad = with_id(r.findings, "triton-ptxas-unsupported-sm");
+    auto bad = with_id(r.findings, "triton.ptxas-unsupported-sm");
     REQUIRE(bad.size() == 1);
     CHECK(bad[0].info().severity == Severity::error);
     CHECK(bad[0].message.find((tr.pkg / "backends/nvidia/bin/ptxas").string() + " is CUDA 12.4 (V12.4.131): sm_100 needs ptxas "
@@ -121,16 +122,16 @@ TEST_CASE("triton: crafted packages", "[triton]") {
       fake_tool(tr.t / "cuda-12.8/bin/ptxas", "12.8", "12.8.93");
       const TritonInput fixed = tr.input(100, {{"TRITON_PTXAS_PATH", (tr.t / "cuda-12.8/bin/ptxas").string()}});
       const TritonReport ok = triton_findings(fixed);
-      CHECK(with_id(ok.findings, "triton-ptxas-unsupported-sm").empty());
+      CHECK(with_id(ok.findings, "triton.ptxas-unsupported-sm").empty());
       CHECK(ok.ptxas_path == (tr.t / "cuda-12.8/bin/ptxas").string());
     }
     SECTION("Triton with ptxas-blackwell uses it (and its variable) from sm_100 on") {
       fake_tool(tr.pkg / "backends/nvidia/bin/ptxas-blackwell", "12.9", "12.9.86");
       const TritonReport ok = triton_findings(tr.input(100));
-      CHECK(with_id(ok.findings, "triton-ptxas-unsupported-sm").empty());
+      CHECK(with_id(ok.findings, "triton.ptxas-unsupported-sm").empty());
       CHECK(ok.ptxas_path == (tr.pkg / "backends/nvidia/bin/ptxas-blackwell").string());
       const TritonReport thor = triton_findings(tr.input(110));
-      auto bad110 = with_id(thor.findings, "triton-ptxas-unsupported-sm");
+      auto bad110 = with_id(thor.findings, "triton.ptxas-unsupported-sm");
       REQUIRE(bad110.size() == 1);
       CHECK(bad110[0].message.find("set TRITON_PTXAS_BLACKWELL_PATH") != std::string::npos);
     }
@@ -140,7 +141,7 @@ TEST_CASE("triton: crafted packages", "[triton]") {
     for (const std::string& bad : {(tr.t / "cuda/bin").string(), (tr.t / "nope/ptxas").string()}) {
       fs::create_directories(tr.t / "cuda/bin");
       const TritonReport r = triton_findings(tr.input(90, {{"TRITON_PTXAS_PATH", bad}}));
-      auto env = with_id(r.findings, "triton-env-path-bad");
+      auto env = with_id(r.findings, "triton.env-path-bad");
       REQUIRE(env.size() == 1);
       CHECK(env[0].subject == "TRITON_PTXAS_PATH");
       CHECK(env[0].message.find("Triton silently uses its bundled " + (tr.pkg / "backends/nvidia/bin/ptxas").string()) !=
@@ -148,10 +149,10 @@ TEST_CASE("triton: crafted packages", "[triton]") {
       CHECK(r.ptxas_path == (tr.pkg / "backends/nvidia/bin/ptxas").string());
     }
   }
-  SECTION("no bundled ptxas and no variable: triton-ptxas-missing") {
+  SECTION("no bundled ptxas and no variable: triton.ptxas-missing") {
     FakeTriton tr;
     fs::remove(tr.pkg / "backends/nvidia/bin/ptxas");
-    auto missing = with_id(triton_findings(tr.input(90)).findings, "triton-ptxas-missing");
+    auto missing = with_id(triton_findings(tr.input(90)).findings, "triton.ptxas-missing");
     REQUIRE(missing.size() == 1);
     CHECK(missing[0].evidence.back() == "TRITON_PTXAS_PATH is not set");
   }
@@ -176,44 +177,44 @@ TEST_CASE("triton: libcuda the way libcuda_dirs() looks for it", "[triton]") {
   ptxas.bundled = "/fake/ptxas";
   in.tools = {ptxas};
   SECTION("the loader finds the driver (ld.so's default folders) but ldconfig was never run: Triton fails") {
-    auto nf = with_id(triton_findings(in).findings, "triton-libcuda-not-found");
+    auto nf = with_id(triton_findings(in).findings, "triton.libcuda-not-found");
     REQUIRE(nf.size() == 1);
     CHECK(nf[0].info().severity == Severity::error);
     CHECK(nf[0].message.find("libcuda.so cannot found") != std::string::npos);
     CHECK(nf[0].evidence[1] == "ldconfig -p: no libcuda.so.1 line");
     SECTION("without any driver it is not Triton's problem: no finding") {
       in.driver_found = false;
-      CHECK(with_id(triton_findings(in).findings, "triton-libcuda-not-found").empty());
+      CHECK(with_id(triton_findings(in).findings, "triton.libcuda-not-found").empty());
     }
   }
   SECTION("LD_LIBRARY_PATH is Triton's fallback when the cache has no line") {
     in.ld_library_path = "/nowhere:" + (t / "drv").string();
     const TritonReport r = triton_findings(in);
-    CHECK(with_id(r.findings, "triton-libcuda-not-found").empty());
+    CHECK(with_id(r.findings, "triton.libcuda-not-found").empty());
     CHECK(r.libcuda_how == "LD_LIBRARY_PATH");
     CHECK(r.libcuda_dirs == std::vector<std::string>{(t / "drv").string()});
   }
   SECTION("an older Triton links -lcuda: without an unversioned libcuda.so it cannot link its launcher") {
     in.links_libcuda_soname = false;
     in.cache_libcuda_paths = {(t / "drv/libcuda.so.1").string()};
-    auto nf = with_id(triton_findings(in).findings, "triton-libcuda-not-found");
+    auto nf = with_id(triton_findings(in).findings, "triton.libcuda-not-found");
     REQUIRE(nf.size() == 1);
     CHECK(nf[0].message.find("cannot find -lcuda") != std::string::npos);
     write_text(t / "drv/libcuda.so", "x");
-    CHECK(with_id(triton_findings(in).findings, "triton-libcuda-not-found").empty());
+    CHECK(with_id(triton_findings(in).findings, "triton.libcuda-not-found").empty());
   }
   SECTION("TRITON_LIBCUDA_PATH naming the file instead of its folder") {
     in.libcuda_path_env = (t / "drv/libcuda.so.1").string();
-    auto bad = with_id(triton_findings(in).findings, "triton-env-path-bad");
+    auto bad = with_id(triton_findings(in).findings, "triton.env-path-bad");
     REQUIRE(bad.size() == 1);
     CHECK(bad[0].message.find("names the file: Triton wants the folder that holds libcuda.so.1 (here " + (t / "drv").string() + ")") !=
           std::string::npos);
     in.libcuda_path_env = (t / "drv").string();
-    CHECK(with_id(triton_findings(in).findings, "triton-env-path-bad").empty());
+    CHECK(with_id(triton_findings(in).findings, "triton.env-path-bad").empty());
   }
   SECTION("no /sbin/ldconfig (Nix, distroless) and no TRITON_LIBCUDA_PATH") {
     in.ldconfig_present = false;
-    auto nf = with_id(triton_findings(in).findings, "triton-libcuda-not-found");
+    auto nf = with_id(triton_findings(in).findings, "triton.libcuda-not-found");
     REQUIRE(nf.size() == 1);
     CHECK(nf[0].message.find("/sbin/ldconfig is missing") != std::string::npos);
   }

@@ -1,0 +1,81 @@
+// catalog/findings.h: the findings table (catalog/findings.def) as data: ids, domains,
+// severities, titles, fixes, the old ids still read as aliases; and Finding, the value a
+// check returns. No CUDA header and no state: the runtime rules (policy/), the library
+// checks (symbols/, policy/), doctor and the CLI (tools/) all read it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudashim {
+
+// What a finding is about: the groups of `cudashim findings` and docs/findings.md.
+enum class FindingDomain : uint8_t {
+#define CUDASHIM_FINDING_DOMAIN(NAME, HEADING) NAME,
+#include "catalog/findings.def"
+  kCount
+};
+inline constexpr size_t kFindingDomainCount = static_cast<size_t>(FindingDomain::kCount);
+
+// Returns the domain's name (the part of an id before the dot), e.g. "sync".
+const char* domain_name(FindingDomain d);
+// Returns the domain's heading in docs/findings.md, e.g. "Synchronization".
+const char* domain_heading(FindingDomain d);
+
+// Ordered: a higher value is worse (doctor sorts and exits on it).
+enum class Severity : uint8_t { info, warning, error };
+
+// Returns "info", "warning" or "error".
+constexpr const char* severity_name(Severity s) {
+  return s == Severity::error ? "error" : s == Severity::warning ? "warning" : "info";
+}
+
+// FindingId: one value per row. `none` (== kCount) is no finding: what a rule returns
+// when a call site shows nothing, and what find_finding returns for an unknown id.
+enum class FindingId : uint8_t {
+#define CUDASHIM_FINDING(ENUM, DOMAIN, ID, SEVERITY, ALIAS, TITLE, FIX) ENUM,
+#include "catalog/findings.def"
+  kCount,
+  none = kCount
+};
+inline constexpr size_t kFindingCount = static_cast<size_t>(FindingId::kCount);
+
+// The fixed facts of one finding kind.
+struct FindingInfo {
+  FindingId id;
+  FindingDomain domain;
+  const char* name;   // the stable id, "domain.name", e.g. "driver.too-old"
+  Severity severity;
+  const char* alias;  // the id reports written before the one table carried; "" when the same
+  const char* title;  // what was seen
+  const char* fix;    // what to do, in one sentence
+};
+
+inline constexpr FindingInfo kFindings[kFindingCount] = {
+#define CUDASHIM_FINDING(ENUM, DOMAIN, ID, SEVERITY, ALIAS, TITLE, FIX) \
+  {FindingId::ENUM, FindingDomain::DOMAIN, ID, Severity::SEVERITY, ALIAS, TITLE, FIX},
+#include "catalog/findings.def"
+};
+
+// Returns the row of `id`. pre: id != FindingId::none.
+constexpr const FindingInfo& finding_info(FindingId id) { return kFindings[static_cast<size_t>(id)]; }
+
+// Returns the row whose id or alias is exactly `id` ("driver.too-old" and its old
+// "driver-too-old" alike), or FindingId::none when no row has it.
+FindingId find_finding(std::string_view id);
+
+// One finding: what was seen (message), about what (subject, usually a path or a
+// variable), and the facts behind it (evidence, one line each: paths, reasons, versions,
+// counts). The runtime rules report their findings as counts and call sites instead
+// (policy/sync_rules.h); both name their rows by FindingId.
+struct Finding {
+  FindingId id;
+  std::string subject;
+  std::string message;
+  std::vector<std::string> evidence;
+  const FindingInfo& info() const { return finding_info(id); }
+};
+
+}  // namespace cudashim
