@@ -1,8 +1,6 @@
 // fragmentation.cpp: PyTorch's counters against the ledger, and the findings they make.
 #include "policy/fragmentation.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "recorder/torch_memory.h"
@@ -34,28 +32,6 @@ bool fragmented(const TorchDeviceMemory& d, TorchMoment when) {
   return fragmented(d.inactive_split, d.reserved) || fragmented(d.inactive_split_peak, d.reserved_peak);
 }
 
-std::string snapshot_json(const TorchMemSnapshot& s, TorchMoment when) {
-  std::string out = fmt::format("{{\"moment\": \"{}\", \"devices\": [", when == TorchMoment::oom ? "oom" : "exit");
-  for (int i = 0; i < s.count; ++i) {
-    const TorchDeviceMemory& d = s.devices[i];
-    const uint64_t unallocated = minus(d.reserved, d.allocated);
-    out += fmt::format(
-        "{}{{\"device\": {}, \"allocated_bytes\": {}, \"allocated_peak_bytes\": {}, \"reserved_bytes\": {}, "
-        "\"reserved_peak_bytes\": {}, \"active_bytes\": {}, \"inactive_split_bytes\": {}, \"inactive_split_peak_bytes\": {}, "
-        "\"segments\": {}, "
-        "\"alloc_retries\": {}, \"ooms\": {}, \"process_bytes\": {}, \"process_peak_bytes\": {}, "
-        "\"reserved_unallocated_bytes\": {}, \"peak_overhead_bytes\": {}, \"outside_torch_bytes\": {}, "
-        "\"fragmentation\": {:.4f}, \"fragmented\": {}}}",
-        i ? ", " : "", d.device, d.allocated, d.allocated_peak, d.reserved, d.reserved_peak, d.active,
-        d.inactive_split, d.inactive_split_peak, d.segments, d.alloc_retries, d.ooms, d.process_bytes, d.process_peak_bytes, unallocated,
-        minus(d.reserved_peak, d.allocated_peak),
-        static_cast<int64_t>(d.process_bytes) - static_cast<int64_t>(d.reserved),
-        d.reserved ? static_cast<double>(unallocated) / static_cast<double>(d.reserved) : 0.0,
-        fragmented(d, when) ? "true" : "false");
-  }
-  return out + "]}";
-}
-
 }  // namespace
 
 TorchVerdicts torch_verdicts() {
@@ -77,14 +53,6 @@ TorchVerdicts torch_verdicts() {
   return v;
 }
 
-std::string torch_memory_report_json() {
-  std::string snaps;
-  for (TorchMoment when : {TorchMoment::oom, TorchMoment::exit}) {
-    const TorchMemSnapshot s = recorder::torch_mem_snapshot(when);
-    if (s.taken) snaps += (snaps.empty() ? "" : ", ") + snapshot_json(s, when);
-  }
-  return fmt::format("  \"torch_memory\": {{\"state\": \"{}\", \"snapshots\": [{}]}},\n",
-                     recorder::torch_mem_state_name(recorder::torch_mem_state()), snaps);
-}
+bool torch_fragmented(const recorder::TorchDeviceMemory& d, recorder::TorchMoment when) { return fragmented(d, when); }
 
 }  // namespace cudashim::policy

@@ -1,9 +1,10 @@
 // fragmentation.h: what PyTorch's allocator counters (recorder/torch_memory.h) say about
-// the device memory the process holds: the report's "torch_memory" section and the
-// fragmentation findings.
+// the device memory the process holds: the fragmentation findings, and the verdicts the
+// report's "torch_memory" section shows (report/sections/torch_memory.cpp).
 #pragma once
 #include <cstdint>
-#include <string>
+
+#include "recorder/torch_memory.h"
 
 namespace cudashim::policy {
 
@@ -20,7 +21,8 @@ struct TorchVerdicts {
 };
 TorchVerdicts torch_verdicts();
 
-// The "torch_memory" section (docs/report-schema.md).
-std::string torch_memory_report_json();
+// Whether one device's row of a snapshot taken at `when` is fragmented (the thresholds
+// above): the row's "fragmented" in the report's "torch_memory" section.
+bool torch_fragmented(const recorder::TorchDeviceMemory& d, recorder::TorchMoment when);
 
 }  // namespace cudashim::policy

@@ -1,13 +1,7 @@
-// framework_env.cpp: applying framework settings, and the report's policy section.
+// framework_env.cpp: applying framework settings.
 #include "policy/framework_env.h"
 
-#include <fmt/format.h>
-
-#include "recorder/json_text.h"
-
 #include <cstdlib>
-
-#include "policy/admission.h"
 
 namespace cudashim::policy {
 namespace {
@@ -36,29 +30,6 @@ std::vector<AppliedEnv> apply_framework_env(const Settings& s) {
     out.push_back({m.variable, want, cur ? cur : "", cur != nullptr});
     setenv(m.variable, want.c_str(), 1);
   }
-  return out;
-}
-
-std::string policy_report_json(const Policy& p, const std::vector<AppliedEnv>& applied) {
-  std::string out = "  \"policy\": {\"mem_cap\": ";
-  out += p.settings.mem_cap.set() ? json_str(p.text_of(Setting::MEM_CAP)) : "null";
-  out += ", \"cap_bytes_device0\": " + std::to_string(cap_of(0));
-  out += ", \"managed\": " + json_str(setting_word(p.settings.managed));
-  out += ", \"managed_oversubscription_guard\": " + std::string(p.settings.managed_guard ? "true" : "false");
-  out += ", \"locked\": " + std::string(p.settings.locked ? "true" : "false");
-  out += ", \"sources\": {";
-  bool first = true;
-  for (int i = 0; i < kSettings; ++i) {
-    if (p.origin[i] == "default") continue;
-    out += fmt::format("{}\"{}\": {}", first ? "" : ", ", kSettingRows[i].name, json_str(p.origin[i]));
-    first = false;
-  }
-  out += "}, \"applied_env\": [";
-  for (size_t i = 0; i < applied.size(); ++i)
-    out += fmt::format("{}{{\"name\": {}, \"value\": {}, \"previous\": {}, \"forced\": {}}}", i ? ", " : "",
-                       json_str(applied[i].name), json_str(applied[i].value),
-                       applied[i].forced ? json_str(applied[i].previous) : "null", applied[i].forced ? "true" : "false");
-  out += "]},\n";
   return out;
 }
 

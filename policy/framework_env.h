@@ -18,7 +18,4 @@ struct AppliedEnv {
 // unset, unless framework.force. Returns what it changed. Call once, single-threaded.
 std::vector<AppliedEnv> apply_framework_env(const Settings& s);
 
-// The "policy" section of the report: effective memory rules and applied settings.
-std::string policy_report_json(const Policy& p, const std::vector<AppliedEnv>& applied);
-
 }  // namespace cudashim::policy

@@ -1,21 +1,28 @@
-// leaks.h: the allocator sections of the report: leaks, the pool, the first out-of-memory.
+// leaks.h: which live allocations are leaks, grouped by call site and kind.
 #pragma once
-#include <string>
+#include <cstdint>
+#include <vector>
+
+#include "recorder/callsites.h"
+#include "catalog/mem_kinds.h"
 
 namespace cudashim::policy {
 
-// The "leaks" section of the report: live allocations grouped by call site and
-// kind, largest first (at most 20 groups), with count, bytes and the oldest age.
-// Followed by the "pool" and "oom_context" sections below (one call from the report writer).
-std::string leaks_report_json();
+// Live allocations made at one call site, of one kind (cudashim's pool's cached blocks,
+// freed by the program, are not leaks and are left out).
+struct LeakGroup {
+  const recorder::CallSite* site;  // nullptr: allocations without a known site
+  MemKind kind;
+  uint64_t count, bytes;
+  uint64_t oldest_ticks;  // the hook clock when the oldest of them was made
+};
+struct Leaks {
+  uint64_t live_allocations = 0, live_bytes = 0;  // over every group
+  std::vector<LeakGroup> by_site;                 // every group, the largest first
+};
 
-// The "pool" section: whether the caching pool is on, its bounds, and per device what it
-// holds and did (docs/pool.md).
-std::string pool_report_json();
-
-// The "oom_context" section: the first out-of-memory's ledger per device, the largest block
-// each device could still give, and the call sites holding the most memory then; null
-// when there was none.
-std::string oom_context_json();
+// Reads the ledger now (cold: walks its whole table). The report's "leaks" section
+// (report/sections/leaks.cpp) shows the first 20 groups.
+Leaks live_leaks();
 
 }  // namespace cudashim::policy

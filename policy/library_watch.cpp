@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <strings.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -20,7 +19,6 @@
 #include "policy/settings_load.h"
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
-#include "recorder/json_text.h"
 #include "recorder/events.h"
 #include "recorder/library_log.h"
 #include "symbols/driver_bridge.h"
@@ -105,22 +103,6 @@ void loader_counts(unsigned long long& adds, unsigned long long& subs) {
   adds = c.adds, subs = c.subs;
 }
 
-std::string finding_json(const Finding& f) {
-  std::string ev;
-  for (size_t k = 0; k < f.evidence.size(); ++k) ev += (k ? ", " : "") + json_str(f.evidence[k]);
-  return fmt::format("{{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"message\": {}, \"evidence\": [{}], \"fix\": {}}}",
-                     json_str(f.info().name), severity_name(f.info().severity), json_str(f.info().title),
-                     json_str(f.message), ev, json_str(f.info().fix));
-}
-
-std::string library_json(const LoadedLibrary& l) {
-  return fmt::format(
-      "{{\"path\": {}, \"file\": {}, \"family\": {}, \"version\": {}, \"version_source\": {}, \"major\": {}, "
-      "\"linkage\": {}, \"how\": {}, \"loaded_by\": {}, \"requested\": {}, \"reason\": {}}}",
-      json_str(l.path), json_str(l.real), json_str(l.family), json_str(l.version), json_str(l.version_source), l.major,
-      json_str(l.linkage), json_str(l.how), json_str(l.loaded_by), json_str(l.requested), json_str(l.reason));
-}
-
 // The container's driver bridge, live: the kernel module's version file against the
 // libcuda this process loaded (and whether that file is a bind mount from the host).
 std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs) {
@@ -188,15 +170,6 @@ std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) 
   return out;
 }
 
-// Whether the driver loads kernels lazily: CUDA_MODULE_LOADING as the process has it
-// (lazy is the default since CUDA 12.2 on Linux).
-std::string lazy_loading_json() {
-  const char* v = std::getenv("CUDA_MODULE_LOADING");
-  const std::string value = v && *v ? v : "";
-  const bool eager = strcasecmp(value.c_str(), "EAGER") == 0;
-  return fmt::format("{{\"on\": {}, \"CUDA_MODULE_LOADING\": {}}}", eager ? "false" : "true", json_str(value));
-}
-
 // dlopen and dlclose calls so far, as the trampolines count them (ours included).
 uint64_t dl_calls() {
   return recorder::g_events[static_cast<int>(recorder::Event::dlopen_calls)].load(std::memory_order_relaxed) +
@@ -235,12 +208,12 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     for (const auto& l : now)
       if (!before.count(l.real + "|" + l.linkage)) {
         s.events.push_back({t, true, l.real, l.family, l.version});
-        recorder::stream_event("library_load", "\"library\": " + library_json(l));
+        recorder::stream_event(recorder::LibraryLoadEvent{l});
       }
     for (const auto& l : s.libs)
       if (!after.count(l.real + "|" + l.linkage)) {
         s.events.push_back({t, false, l.real, l.family, l.version});
-        recorder::stream_event("library_unload", fmt::format("\"path\": {}", json_str(l.real)));
+        recorder::stream_event(recorder::LibraryUnloadEvent{l.real});
       }
     s.libs = std::move(now);
     s.shortfalls = shortfall_findings(s.libs);
@@ -278,7 +251,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
     lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().fix));
-    recorder::stream_event("library_finding", "\"finding\": " + finding_json(f));
+    recorder::stream_event(recorder::LibraryFindingEvent{f});
   }
   s.findings = std::move(findings);
   return lines;
@@ -289,54 +262,10 @@ std::vector<LibraryEvent> library_events() {
   return state().events;
 }
 
-std::string libraries_report_json() {
+LibraryInventory library_inventory() {
   std::lock_guard<std::mutex> lock(g_mutex);
-  State& s = state();
-  std::string out = "  \"libraries\": [";
-  for (size_t i = 0; i < s.libs.size(); ++i) out += (i ? ",\n    " : "\n    ") + library_json(s.libs[i]);
-  out += s.libs.empty() ? "],\n" : "\n  ],\n";
-  out += "  \"library_findings\": [";
-  for (size_t i = 0; i < s.findings.size(); ++i) out += (i ? ",\n    " : "\n    ") + finding_json(s.findings[i]);
-  out += s.findings.empty() ? "],\n" : "\n  ],\n";
-  // Module loads: totals, per calling module, and the slowest loads in detail.
-  uint64_t dropped = 0;
-  const auto loads = recorder::module_loads(&dropped);
-  const auto t = recorder::module_totals();
-  struct By {
-    uint64_t count = 0, ns = 0, bytes = 0, jit = 0;
-  };
-  uint64_t triton_count = 0, triton_ns = 0;
-  std::map<std::string, By> by;
-  for (const auto& m : loads) {
-    By& b = by[m.caller];
-    b.count++, b.ns += m.dt_ns, b.bytes += m.bytes, b.jit += m.ptx_jit_bytes;
-    if (m.origin == "triton") triton_count++, triton_ns += m.dt_ns;
-  }
-  out += fmt::format("  \"modules\": {{\"count\": {}, \"time_ns\": {}, \"bytes\": {}, \"sass_bytes\": {}, "
-                     "\"sass_bytes_for_device\": {}, \"ptx_jit_bytes\": {}, \"failed\": {}, \"not_kept\": {}, \"lazy_loading\": {}, \"triton\": "
-                     "{{\"count\": {}, \"time_ns\": {}}}, \"by_caller\": [",
-                     t.count, t.ns, t.bytes, t.sass_bytes, t.sass_bytes_for_sm, t.ptx_jit_bytes, t.failed, dropped, lazy_loading_json(), triton_count,
-                     triton_ns);
-  bool first = true;
-  for (const auto& [caller, b] : by) {
-    out += fmt::format("{}\n    {{\"module\": {}, \"count\": {}, \"time_ns\": {}, \"bytes\": {}, \"ptx_jit_bytes\": {}}}",
-                       first ? "" : ",", json_str(caller), b.count, b.ns, b.bytes, b.jit);
-    first = false;
-  }
-  out += first ? "], \"slowest\": [" : "\n  ], \"slowest\": [";
-  std::vector<const recorder::ModuleLoad*> slow;
-  for (const auto& m : loads) slow.push_back(&m);
-  std::sort(slow.begin(), slow.end(), [](auto* a, auto* b) { return a->dt_ns > b->dt_ns; });
-  for (size_t i = 0; i < slow.size() && i < 10; ++i) {
-    const auto& m = *slow[i];
-    out += fmt::format("{}\n    {{\"api\": \"{}\", \"caller\": {}, \"origin\": {}, \"kind\": {}, \"path\": {}, \"bytes\": {}, \"coverage\": {}, "
-                       "\"sm\": {}, \"archs\": {}, \"sass_bytes_for_device\": {}, \"ptx_jit_bytes\": {}, \"time_ns\": {}, "
-                       "\"result\": {}}}",
-                       i ? "," : "", m.api == HookId::kCount ? "" : hook_info(m.api).name, json_str(m.caller), json_str(m.origin), json_str(m.kind), json_str(m.path), m.bytes,
-                       json_str(m.coverage), m.sm, json_str(m.archs), m.sass_bytes_for_sm, m.ptx_jit_bytes, m.dt_ns, m.result);
-  }
-  out += slow.empty() ? "]},\n" : "\n  ]},\n";
-  return out;
+  const State& s = state();
+  return {s.libs, s.findings};
 }
 
 void library_watch_reset() {

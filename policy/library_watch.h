@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "catalog/findings.h"
+#include "symbols/loaded_libraries.h"
+
 namespace cudashim::policy {
 
 struct LiveDriverFacts {
@@ -32,9 +35,13 @@ struct LibraryEvent {
 };
 std::vector<LibraryEvent> library_events();
 
-// The report sections "libraries", "library_findings" and "modules", from the
-// last re-read (call libraries_rescan(..., true) first).
-std::string libraries_report_json();
+// The libraries and library findings of the last re-read (call libraries_rescan(..., true)
+// first): the report's "libraries" and "library_findings" sections.
+struct LibraryInventory {
+  std::vector<symbols::LoadedLibrary> libraries;
+  std::vector<Finding> findings;
+};
+LibraryInventory library_inventory();
 
 // A forked child re-reads from scratch and reports its own findings.
 void library_watch_reset();

@@ -3,8 +3,6 @@
 
 #include <fmt/format.h>
 
-#include "recorder/json_text.h"
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -48,19 +46,6 @@ std::string describe_site(const recorder::CallSite& s) {
 }
 
 namespace {
-
-std::string where_of(const recorder::CallSite& s) { return describe_site(s); }
-
-// The native frame describe_site names, as a file and address (null for a Python
-// line): what `cudashim report` resolves to file:line later.
-std::string where_frame_json(const recorder::CallSite& s) {
-  if (s.py_depth > 0) return "null";
-  for (int i = 0; i < s.native_depth; ++i) {
-    const auto sym = symbols::symbolize(s.native[i]);
-    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return recorder::frame_file_json(s.native[i]);
-  }
-  return recorder::frame_file_json(s.return_address);
-}
 
 void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)]) {
   recorder::for_each_site([&](const recorder::CallSite& s) {
@@ -108,7 +93,7 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)]) {
 }
 
 template <typename F>
-void for_each_finding(uint64_t wall_ns, F&& f) {
+void for_each_finding(F&& f) {
   static Agg agg[static_cast<int>(FindingId::kCount)];
   for (auto& a : agg) a = Agg{};
   aggregate(agg);
@@ -119,7 +104,7 @@ void for_each_finding(uint64_t wall_ns, F&& f) {
   for (int i : order) {
     Agg& a = agg[i];
     std::sort(a.sites.begin(), a.sites.end(), [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; });
-    f(static_cast<FindingId>(i), a, ticks_to_ns(a.ticks), wall_ns);
+    f(static_cast<FindingId>(i), a, ticks_to_ns(a.ticks));
   }
 }
 
@@ -175,46 +160,12 @@ int user_frame_index(const recorder::CallSite& s) {
   return 0;
 }
 
-std::string findings_report_json(uint64_t wall_ns) {
-  std::string out = "  \"findings\": [";
-  bool first = true;
-  for_each_finding(wall_ns, [&](FindingId f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
-    const FindingInfo& row = finding_info(f);
-    out += fmt::format("{}\n    {{\"id\": {}, \"severity\": \"{}\", \"title\": {}, \"count\": {}, \"blocked_ns\": {}, "
-                       "\"per_call_ns\": {}, \"share_of_wall\": {:.4f}, \"fix\": {}, \"sites\": [",
-                       first ? "" : ",", json_str(row.name), severity_name(row.severity), json_str(row.title), a.count,
-                       blocked_ns, a.count ? blocked_ns / a.count : 0, wall ? static_cast<double>(blocked_ns) / wall : 0.0,
-                       json_str(row.fix));
-    first = false;
-    for (size_t i = 0; i < a.sites.size() && i < 5; ++i) {
-      const recorder::CallSite& s = *a.sites[i].site;
-      out += fmt::format("{}{{\"api\": \"{}\", \"where\": {}, \"count\": {}, \"blocked_ns\": {}, \"python\": [",
-                         i ? ", " : "", hook_info(s.api).name, json_str(where_of(s)),
-                         s.hits.load(std::memory_order_relaxed), ticks_to_ns(a.sites[i].ticks));
-      for (int k = 0; k < s.py_depth; ++k)
-        out += fmt::format("{}{}", k ? ", " : "",
-                           json_str(fmt::format("{}:{} ({})", s.py[k].file, s.py[k].line, s.py[k].function)));
-      out += "], \"native\": [";
-      for (int k = 0; k < s.native_depth && k < 12; ++k)
-        out += fmt::format("{}{}", k ? ", " : "", json_str(symbols::to_string(symbols::symbolize(s.native[k]))));
-      out += "], \"frames\": [";
-      for (int k = 0; k < s.native_depth && k < 12; ++k)
-        out += fmt::format("{}{}", k ? ", " : "", recorder::frame_file_json(s.native[k]));
-      out += fmt::format("], \"where_frame\": {}}}", where_frame_json(s));
-    }
-    out += "]}";
-  });
-  out += first ? "],\n" : "\n  ],\n";
-  return out;
-}
-
-std::string findings_summary_text(uint64_t wall_ns) {
-  std::string out;
-  for_each_finding(wall_ns, [&](FindingId f, const Agg& a, uint64_t blocked_ns, uint64_t wall) {
-    const FindingInfo& row = finding_info(f);
-    out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall)  {}\n", row.name, a.count,
-                       blocked_ns / 1e6, wall ? 100.0 * blocked_ns / wall : 0.0,
-                       a.sites.empty() ? std::string("(process-wide)") : where_of(*a.sites[0].site));
+std::vector<FindingResult> evaluate_findings() {
+  std::vector<FindingResult> out;
+  for_each_finding([&](FindingId f, const Agg& a, uint64_t blocked_ns) {
+    FindingResult r{f, a.count, blocked_ns, {}};
+    for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
+    out.push_back(std::move(r));
   });
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "catalog/findings.h"
 #include "policy/settings_load.h"
@@ -32,11 +33,21 @@ int user_frame_index(const recorder::CallSite& s);
 // the first native frame outside CUDA's libraries and cudashim, else the return address.
 std::string describe_site(const recorder::CallSite& s);
 
-// The "findings" section of the report, sorted by blocked time, given the
-// process's wall time.
-std::string findings_report_json(uint64_t wall_ns);
+// One finding of the process: its rule, the calls and blocked time behind it, and its
+// call sites, the costliest first (none for a process-wide finding).
+struct FindingSite {
+  const recorder::CallSite* site;
+  uint64_t ticks;  // blocked ticks at that site
+};
+struct FindingResult {
+  FindingId finding;
+  uint64_t count;
+  uint64_t blocked_ns;
+  std::vector<FindingSite> sites;
+};
 
-// The exit summary: one line per finding, sorted by blocked time ("" when none).
-std::string findings_summary_text(uint64_t wall_ns);
+// Evaluates the rules over the call sites and counters now: the findings, sorted by
+// blocked time (report/sections/findings.cpp and the exit summary render them).
+std::vector<FindingResult> evaluate_findings();
 
 }  // namespace cudashim::policy

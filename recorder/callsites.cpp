@@ -2,7 +2,6 @@
 #include "recorder/callsites.h"
 
 #include <dlfcn.h>
-#include <fmt/format.h>
 #include <link.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +11,6 @@
 #include <cstring>
 
 #include "recorder/clock.h"
-#include "recorder/json_text.h"
 #include "symbols/walk_objects.h"
 
 namespace cudashim::recorder {
@@ -166,13 +164,6 @@ bool frame_file(const void* ra, FrameFile& out) {
     out.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   }
   return true;
-}
-
-std::string frame_file_json(const void* ra) {
-  FrameFile f;
-  if (!frame_file(ra, f)) return "null";
-  return fmt::format("{{\"file\": {}, \"address\": {}, \"build_id\": \"{}\", \"size\": {}, \"mtime_ns\": {}}}",
-                     json_str(f.path), f.address, f.build_id, f.size, f.mtime_ns);
 }
 
 void sites_reset() {

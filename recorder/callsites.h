@@ -94,10 +94,6 @@ struct FrameFile {
 // Fills `out` for `return_address`; false when no loaded module contains it.
 bool frame_file(const void* return_address, FrameFile& out);
 
-// The same as one JSON object {"file", "address", "build_id", "size", "mtime_ns"},
-// or null (docs/report-schema.md, findings[].sites[].frames).
-std::string frame_file_json(const void* return_address);
-
 // How the Python stack is read; installed by the shim when CPython is in the
 // process (python_stack.cpp), nullptr otherwise.
 using PyLocate = void (*)(PyLocation& out);

@@ -16,7 +16,9 @@
 #include <mutex>
 
 #include "recorder/clock.h"
+#include "recorder/json_writer.h"
 #include "recorder/ledger.h"
+#include "recorder/library_json.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_slots.h"
 
@@ -37,6 +39,28 @@ void write_line(const std::string& line) {
   (void)!write(fd, line.data(), line.size());  // one write: lines never interleave (O_APPEND)
 }
 
+// Writes one line {"t_ns": t_ns, "type": type, <members written by body>}.
+template <typename Body>
+void emit(uint64_t t_ns, const char* type, Body&& body) {
+  std::string line;
+  {
+    JsonWriter w(line);
+    auto o = w.object();
+    w.member("t_ns", t_ns);
+    w.member("type", type);
+    body(w);
+  }
+  line += '\n';
+  write_line(line);
+}
+
+// An event line at the time of the call, when the stream is open.
+template <typename Body>
+void emit_event(const char* type, Body&& body) {
+  if (g_fd.load(std::memory_order_acquire) < 0) return;
+  emit(monotonic_ns() - g_t0, type, std::forward<Body>(body));
+}
+
 void snapshot(const char* type) {
   // Per call, not static: the flush thread and the exit path may snapshot at once.
   auto totals = std::make_unique<CounterTotals>();
@@ -45,24 +69,27 @@ void snapshot(const char* type) {
   uint64_t calls = 0, errors = 0;
   for (size_t h = 0; h < kHookCount; ++h) calls += t.calls[h], errors += t.errors[h];
   const uint64_t now = monotonic_ns() - g_t0;
-  std::string line = fmt::format("{{\"t_ns\": {}, \"type\": \"{}\", \"calls\": {}, \"errors\": {}, \"blocked_ns\": {}, \"devices\": [",
-                                 now, type, calls, errors, ticks_to_ns(t.blocked_outer_ns));
   DeviceStats d[kMaxDevices + 1];
   const int n = ledger_devices(d, kMaxDevices + 1);
-  bool first = true;
-  for (int i = 0; i < n; ++i) {
-    if (d[i].device == kHostDevice) continue;
-    line += fmt::format("{}{{\"device\": {}, \"live_bytes\": {}, \"peak_bytes\": {}}}", first ? "" : ", ", d[i].device,
-                        d[i].live_bytes, d[i].peak_bytes);
-    first = false;
-    const size_t k = g_nsamples.load(std::memory_order_relaxed);
-    if (k < kMaxSamples) {
-      g_samples[k] = {now, d[i].device, d[i].live_bytes};
-      g_nsamples.store(k + 1, std::memory_order_release);
+  emit(now, type, [&](JsonWriter& w) {
+    w.member("calls", calls);
+    w.member("errors", errors);
+    w.member("blocked_ns", ticks_to_ns(t.blocked_outer_ns));
+    w.key("devices");
+    auto a = w.array();
+    for (int i = 0; i < n; ++i) {
+      if (d[i].device == kHostDevice) continue;
+      auto row = w.object();
+      w.member("device", d[i].device);
+      w.member("live_bytes", d[i].live_bytes);
+      w.member("peak_bytes", d[i].peak_bytes);
+      const size_t k = g_nsamples.load(std::memory_order_relaxed);
+      if (k < kMaxSamples) {
+        g_samples[k] = {now, d[i].device, d[i].live_bytes};
+        g_nsamples.store(k + 1, std::memory_order_release);
+      }
     }
-  }
-  line += "]}\n";
-  write_line(line);
+  });
 }
 
 std::atomic<void (*)()> g_tick{nullptr};
@@ -150,7 +177,10 @@ void stream_ensure_started() {
   const int fd = open(g_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return;  // the report says why at exit; the job goes on
   g_fd.store(fd, std::memory_order_release);
-  write_line(fmt::format("{{\"t_ns\": 0, \"type\": \"start\", \"schema\": \"cudashim.events/1\", \"pid\": {}}}\n", getpid()));
+  emit(0, "start", [](JsonWriter& w) {
+    w.member("schema", "cudashim.events/1");
+    w.member("pid", getpid());
+  });
   // The flush thread takes no signal: they belong to the application's threads.
   sigset_t all, old;
   sigfillset(&all);
@@ -175,10 +205,37 @@ void stream_ensure_started() {
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
-void stream_event(const char* type, const std::string& body) {
-  if (g_fd.load(std::memory_order_acquire) < 0) return;
-  write_line(fmt::format("{{\"t_ns\": {}, \"type\": \"{}\"{}{}}}\n", monotonic_ns() - g_t0, type, body.empty() ? "" : ", ",
-                         body));
+void stream_event(const FindingEvent& e) {
+  emit_event("finding", [&](JsonWriter& w) {
+    w.member("id", e.id);
+    w.member("api", e.api);
+    w.member("hits", e.hits);
+  });
+}
+
+void stream_event(const LibraryLoadEvent& e) {
+  emit_event("library_load", [&](JsonWriter& w) {
+    w.key("library");
+    write_library(w, e.library);
+  });
+}
+
+void stream_event(const LibraryUnloadEvent& e) {
+  emit_event("library_unload", [&](JsonWriter& w) { w.member("path", e.path); });
+}
+
+void stream_event(const LibraryFindingEvent& e) {
+  emit_event("library_finding", [&](JsonWriter& w) {
+    w.key("finding");
+    write_library_finding(w, e.finding);
+  });
+}
+
+void stream_event(const SignalEvent& e) {
+  emit_event("signal", [&](JsonWriter& w) {
+    w.member("signal", e.signal);
+    w.member("name", e.name);
+  });
 }
 
 void stream_finish() {

@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "catalog/findings.h"
+#include "symbols/loaded_libraries.h"
+
 namespace cudashim::recorder {
 
 // Sets the file name (called at start-up and in a forked child). Starts nothing.
@@ -33,8 +36,37 @@ void stream_set_wake_handlers(void (*on_start)(), void (*on_wake)());
 // call yet (or none since fork), the stream could not be opened, or it has finished.
 bool stream_wake();
 
-// Appends one event line: {"t_ns": ..., "type": "<type>", <body>} (body: JSON members).
-void stream_event(const char* type, const std::string& body);
+// ---- event lines: {"t_ns": <since start-up>, "type": "<type>", <the struct's members>},
+// one struct per type (docs/outputs.md). Each is written at once (cold: it allocates);
+// nothing happens before the stream has started.
+
+// "finding": a call site became a finding (shim/sync_observer.cpp).
+struct FindingEvent {
+  const char* id;   // the finding's id
+  const char* api;  // the hooked ABI of the site
+  uint64_t hits;    // the site's calls so far
+};
+// "library_load", "library_unload", "library_finding": what a re-read of the library
+// inventory saw change (policy/library_watch.cpp); the objects of recorder/library_json.h.
+struct LibraryLoadEvent {
+  const symbols::LoadedLibrary& library;
+};
+struct LibraryUnloadEvent {
+  const std::string& path;  // the file (realpath)
+};
+struct LibraryFindingEvent {
+  const Finding& finding;
+};
+// "signal": a signal is ending the process; the outputs follow (shim/terminate.cpp).
+struct SignalEvent {
+  int signal;
+  const char* name;  // "SIGTERM", "SIGABRT", ...
+};
+void stream_event(const FindingEvent& e);
+void stream_event(const LibraryLoadEvent& e);
+void stream_event(const LibraryUnloadEvent& e);
+void stream_event(const LibraryFindingEvent& e);
+void stream_event(const SignalEvent& e);
 
 // Writes the final snapshot and an "exit" line; stops using the file.
 void stream_finish();

@@ -1,4 +1,10 @@
 // flight_recorder.cpp: async-signal-safe crash records.
+//
+// The record is JSON (docs/crash-schema.md) but not written with recorder/json_writer.h:
+// it is rendered inside a SIGSEGV/SIGABRT handler, where allocating (the writer appends to
+// a std::string) can deadlock on the malloc lock the faulting thread holds (signal-safety(7)).
+// It fills a fixed static buffer instead, and names only fixed identifiers (hook and
+// signal names, the crash reason), so it needs no string escaper.
 #include "recorder/flight_recorder.h"
 
 #include <fcntl.h>

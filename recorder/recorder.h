@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "recorder/ledger.h"
 #include "catalog/mem_kinds.h"
@@ -83,10 +84,12 @@ struct ProcessInfo {
 // Fills `info` for this process (reads /proc, the environment, the clock).
 void capture_process_info(ProcessInfo& info);
 
-// Returns the per-process report (schema "cudashim.report/1") as JSON text.
-// `extra_sections` (e.g. "\"policy\": {...},\n" from the policy layer) is inserted
-// as top-level members before "interposition".
-std::string render_report_json(const ProcessInfo& info, const std::string& extra_sections = "");
+// The process's arguments as /proc/self/cmdline has them now (report time).
+std::vector<std::string> process_argv();
+
+// Returns the path of the first loaded libcuda.so*, or "" when none is loaded (on a
+// machine without a driver, a program's dlopen("libcuda.so.1") fails before any hooked call).
+std::string loaded_libcuda();
 
 // True when this process did anything worth a report (a hooked call or an allocation).
 bool has_activity();

@@ -18,10 +18,7 @@
 #include "policy/admission.h"
 #include "policy/framework_env.h"
 #include "policy/settings_load.h"
-#include "policy/fragmentation.h"
-#include "policy/leaks.h"
 #include "policy/library_watch.h"
-#include "policy/trace_report.h"
 #include "recorder/event_stream.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
@@ -30,6 +27,9 @@
 #include "recorder/library_log.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
+#include "report/report.h"
+#include "report/summary.h"
+#include "report/trace.h"
 #include "shim/cudashim.h"
 #include "shim/library_watch.h"
 #include "shim/torch_counters.h"
@@ -147,13 +147,8 @@ void after_fork_child() {
 int write_report_to(const std::string& path) {
   try {
     if (g_info == nullptr) return -EINVAL;
-    const uint64_t wall = monotonic_ns() - g_info->start_mono_ns;
     library_watch_final();  // the inventory as of now; new findings are logged once
-    const std::string extra = (g_policy ? policy::policy_report_json(*g_policy, *g_applied) : "") +
-                              policy::findings_report_json(wall) + policy::leaks_report_json() +
-                              policy::torch_memory_report_json() +
-                              policy::libraries_report_json();
-    return write_file_atomically(path, recorder::render_report_json(*g_info, extra));
+    return write_file_atomically(path, report::render_report({*g_info, g_policy, g_applied}));
   } catch (const std::exception&) {
     return -ENOMEM;
   }
@@ -181,7 +176,7 @@ void write_final_outputs() {
   library_watch_final();  // its last library events go into the stream before the exit line
   recorder::stream_finish();
   try {
-    const std::string summary = policy::findings_summary_text(monotonic_ns() - g_info->start_mono_ns);
+    const std::string summary = report::findings_summary_text(monotonic_ns() - g_info->start_mono_ns);
     if (!summary.empty())
       log_message(LogLevel::warn, "findings for pid {}, by blocked time (details: {}):\n{}", g_info->pid, path,
                   summary.substr(0, summary.size() - 1));
@@ -197,7 +192,7 @@ void write_final_outputs() {
     // The timeline next to the report: cudashim-<host>-<pid>[-r<rank>].trace, Chrome's JSON
     // trace format (ui.perfetto.dev and chrome://tracing open it whatever its extension).
     const std::string trace = path.substr(0, path.size() - 5) + ".trace";
-    write_file_atomically(trace, policy::trace_json(g_info->pid, g_start_ticks, g_info->start_mono_ns));
+    write_file_atomically(trace, report::render_trace(g_info->pid, g_start_ticks, g_info->start_mono_ns));
   } catch (...) {
   }
 }

@@ -49,8 +49,7 @@ void announce(const CallSite& s, FindingId rule) {
   static std::atomic<int> announced{0};
   if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;
   const FindingInfo& row = finding_info(rule);
-  rec::stream_event("finding", fmt::format("\"id\": \"{}\", \"api\": \"{}\", \"hits\": {}", row.name,
-                                           hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)));
+  rec::stream_event(rec::FindingEvent{row.name, hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)});
   // The site as the report names it (policy::describe_site: the user's Python line, else the
   // first native frame outside the CUDA runtime), so the live line and the report agree.
   log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.name, row.title, policy::describe_site(s),

@@ -32,8 +32,7 @@ void write_once_for(int sig) {
   t_writing = true;
   if (sig != 0) {
     try {
-      recorder::stream_event("signal", std::string("\"signal\": ") + std::to_string(sig) + ", \"name\": \"" +
-                                           signal_text(sig) + "\"");
+      recorder::stream_event(recorder::SignalEvent{sig, signal_text(sig)});
     } catch (...) {
     }
   }

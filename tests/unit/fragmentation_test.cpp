@@ -1,11 +1,14 @@
 // fragmentation_test.cpp: when torch's counters make alloc.fragmentation, at its thresholds
 // (policy/fragmentation.h: 256 MiB and 20% of reserved), and when a plain cache does not.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <string>
 
 #include "policy/fragmentation.h"
+#include "recorder/recorder.h"
 #include "recorder/torch_memory.h"
+#include "report/report.h"
 
 using namespace cudashim;
 using recorder::TorchDeviceMemory;
@@ -73,8 +76,12 @@ TEST_CASE("retries add up over devices; the later snapshot's counter wins", "[fr
   at_oom.alloc_retries = 1;  // read earlier: smaller
   recorder::torch_mem_store(TorchMoment::oom, &at_oom, 1);
   CHECK(policy::torch_verdicts().alloc_retries == 5);
-  const std::string json = policy::torch_memory_report_json();
-  CHECK(json.find("\"moment\": \"oom\"") < json.find("\"moment\": \"exit\""));
-  CHECK(json.find("\"device\": 1") != std::string::npos);
+  recorder::ProcessInfo info;
+  recorder::capture_process_info(info);
+  const auto torch = nlohmann::json::parse(report::render_report({info}))["torch_memory"];
+  REQUIRE(torch["snapshots"].size() == 2);
+  CHECK(torch["snapshots"][0]["moment"] == "oom");
+  CHECK(torch["snapshots"][1]["moment"] == "exit");
+  CHECK(torch["snapshots"][1]["devices"][1]["device"] == 1);
   recorder::torch_mem_reset();
 }

@@ -7,6 +7,7 @@
 
 #include "recorder/events.h"
 #include "recorder/recorder.h"
+#include "report/report.h"
 #include "catalog/hooks.h"
 
 using namespace cudashim;
@@ -177,7 +178,7 @@ TEST_CASE("the report is valid JSON with the documented top-level fields", "[rep
   ledger_insert(MemKind::device, 0xa000, 1 << 20, 0);
   ProcessInfo info;
   capture_process_info(info);
-  const auto doc = nlohmann::json::parse(render_report_json(info));
+  const auto doc = nlohmann::json::parse(report::render_report({info}));
   CHECK(doc["schema"] == "cudashim.report/1");
   CHECK(doc["process"]["pid"] == info.pid);
   CHECK(doc["api"]["cuMemcpyHtoD_v2"]["calls"] == 1);

@@ -1,0 +1,90 @@
+// findings.cpp: the report's "findings" section: what the rules of policy/sync_rules.h
+// found, costliest first, each with its five costliest call sites and their stacks.
+#include <fmt/format.h>
+
+#include "policy/sync_rules.h"
+#include "recorder/callsites.h"
+#include "recorder/clock.h"
+#include "report/sections/sections.h"
+#include "symbols/symbolize.h"
+
+namespace cudashim::report {
+namespace {
+
+// A native frame as a place in a file on disk ({"file", "address", "build_id", "size",
+// "mtime_ns"}), or null: what `cudashim report` resolves to file:line later.
+void write_frame(JsonWriter& w, const void* return_address) {
+  recorder::FrameFile f;
+  if (!recorder::frame_file(return_address, f)) {
+    w.null();
+    return;
+  }
+  auto o = w.object();
+  w.member("file", f.path);
+  w.member("address", f.address);
+  w.member("build_id", f.build_id);
+  w.member("size", f.size);
+  w.member("mtime_ns", f.mtime_ns);
+}
+
+// The native frame policy::describe_site names (null for a Python line).
+void write_where_frame(JsonWriter& w, const recorder::CallSite& s) {
+  if (s.py_depth > 0) {
+    w.null();
+    return;
+  }
+  for (int i = 0; i < s.native_depth; ++i) {
+    const auto sym = symbols::symbolize(s.native[i]);
+    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return write_frame(w, s.native[i]);
+  }
+  write_frame(w, s.return_address);
+}
+
+void write_site(JsonWriter& w, const policy::FindingSite& fs) {
+  const recorder::CallSite& s = *fs.site;
+  auto o = w.object();
+  w.member("api", hook_info(s.api).name);
+  w.member("where", policy::describe_site(s));
+  w.member("count", s.hits.load(std::memory_order_relaxed));
+  w.member("blocked_ns", ticks_to_ns(fs.ticks));
+  w.key("python");
+  {
+    auto a = w.array();
+    for (int k = 0; k < s.py_depth; ++k) w.value(fmt::format("{}:{} ({})", s.py[k].file, s.py[k].line, s.py[k].function));
+  }
+  w.key("native");
+  {
+    auto a = w.array();
+    for (int k = 0; k < s.native_depth && k < 12; ++k) w.value(symbols::to_string(symbols::symbolize(s.native[k])));
+  }
+  w.key("frames");
+  {
+    auto a = w.array();
+    for (int k = 0; k < s.native_depth && k < 12; ++k) write_frame(w, s.native[k]);
+  }
+  w.key("where_frame");
+  write_where_frame(w, s);
+}
+
+}  // namespace
+
+void write_findings(JsonWriter& w, const ReportContext& c) {
+  auto a = w.array(json_lines(4));
+  for (const policy::FindingResult& f : policy::evaluate_findings()) {
+    const FindingInfo& row = finding_info(f.finding);
+    auto o = w.object();
+    w.member("id", row.name);
+    w.member("severity", severity_name(row.severity));
+    w.member("title", row.title);
+    w.member("count", f.count);
+    w.member("blocked_ns", f.blocked_ns);
+    w.member("per_call_ns", f.count ? f.blocked_ns / f.count : 0);
+    w.member("share_of_wall", JsonFixed{c.wall_ns ? static_cast<double>(f.blocked_ns) / c.wall_ns : 0.0, 4});
+    w.member("fix", row.fix);
+    w.key("sites");
+    auto sites = w.array();
+    for (size_t i = 0; i < f.sites.size() && i < 5; ++i) write_site(w, f.sites[i]);
+  }
+}
+
+}  // namespace cudashim::report
