@@ -10,27 +10,53 @@
 
 #include "catalog/hooks.h"
 #include "catalog/mem_kinds.h"
+#include "policy/admission.h"
+#include "shim/cuda_abi.h"
+#include "shim/oom_notice.h"
+#include "shim/resolve.h"
 
 namespace cudashim::shim {
 
+// Inline: on a wrapper's allocation path it adds no call beyond the policy's own.
 class Admission {
  public:
   // Asks the policy for `charged` bytes of `kind` on `device` and charges them when admitted.
   // `final`: a refusal is the program's out-of-memory (logged, counted); false for a caller
   // that frees cached memory and asks again (the pool), so that only its last refusal counts.
-  Admission(HookId api, MemKind kind, int device, uint64_t charged, bool final = true);
+  Admission(HookId api, MemKind kind, int device, uint64_t charged, bool final = true)
+      : api_(api), kind_(kind), device_(device), charged_(charged), state_(State::refused) {
+    const policy::Verdict v = final ? policy::admit(api, kind, device, charged) : policy::try_admit(kind, device, charged);
+    if (v == policy::Verdict::admit) {
+      state_ = State::charged;
+    } else if (final) {
+      note_denied(api, device, charged);
+      note_oom(api, device, charged, true);
+    }
+  }
   // A charge neither committed nor given back is rolled back (no path leaves one).
-  ~Admission();
+  ~Admission() {
+    if (__builtin_expect(state_ == State::charged, 0)) policy::uncharge(kind_, device_, charged_);
+  }
   Admission(const Admission&) = delete;
   Admission& operator=(const Admission&) = delete;
 
   bool admitted() const { return state_ == State::charged; }
   // The real allocation succeeded: the ledger remembers `key` with the `bytes` the driver gave.
-  void commit(uint64_t key, uint64_t bytes);
+  void commit(uint64_t key, uint64_t bytes) {
+    policy::commit(kind_, key, bytes, charged_, device_);
+    state_ = State::done;
+  }
   // The real allocation failed with `result`: the charge is taken back; an out-of-memory is logged.
-  void fail(uint64_t result);
+  void fail(uint64_t result) {
+    policy::rollback(api_, kind_, device_, charged_, result);
+    if (result == CUDA_ERROR_OUT_OF_MEMORY) note_oom(api_, device_, charged_, false);
+    state_ = State::done;
+  }
   // The caller will free cached memory and ask again: the charge is taken back, nothing logged.
-  void retry();
+  void retry() {
+    policy::uncharge(kind_, device_, charged_);
+    state_ = State::done;
+  }
 
  private:
   enum class State : uint8_t { refused, charged, done };
