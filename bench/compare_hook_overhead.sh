@@ -68,7 +68,7 @@ t_built=$(date +%s)
 label() {  # label TREE: short hash, and whether what is measured has uncommitted changes
   local c
   c=$(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown)
-  if [ -n "$(git -C "$1" --no-optional-locks status --porcelain -- shim recorder policy symbols catalog tests/fakecuda bench CMakeLists.txt 2>/dev/null)" ]; then
+  if [ -n "$(git -C "$1" --no-optional-locks status --porcelain -- shim recorder policy report symbols catalog tests/fakecuda bench ':!bench/results' CMakeLists.txt 2>/dev/null)" ]; then
     c="$c (+ uncommitted changes)"
   fi
   echo "$c"
