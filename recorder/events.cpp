@@ -7,18 +7,16 @@ constinit std::atomic<uint64_t> g_events[kEventCount]{};
 
 const char* event_name(Event e) {
   static constexpr const char* kNames[] = {
-#define CUDASHIM_EVENT_NAME(name, doc) #name,
-      CUDASHIM_EVENTS(CUDASHIM_EVENT_NAME)
-#undef CUDASHIM_EVENT_NAME
+#define CUDASHIM_EVENT(NAME, DOC) #NAME,
+#include "catalog/events.def"
   };
   return kNames[static_cast<int>(e)];
 }
 
 const char* event_doc(Event e) {
   static constexpr const char* kDocs[] = {
-#define CUDASHIM_EVENT_DOC(name, doc) doc,
-      CUDASHIM_EVENTS(CUDASHIM_EVENT_DOC)
-#undef CUDASHIM_EVENT_DOC
+#define CUDASHIM_EVENT(NAME, DOC) DOC,
+#include "catalog/events.def"
   };
   return kDocs[static_cast<int>(e)];
 }

@@ -6,28 +6,11 @@
 
 namespace cudashim::recorder {
 
-#define CUDASHIM_EVENTS(E)                                                                         \
-  E(dlsym_substituted, "dlsym/dlvsym lookups of a hooked name answered with cudashim's wrapper")  \
-  E(dlsym_passthrough, "dlsym/dlvsym lookups passed to the loader untouched")                      \
-  E(dlsym_from_driver, "hooked names looked up by libcuda itself (seen on WSL2), passed through")  \
-  E(procaddr_substituted, "cuGetProcAddress results replaced by the wrapper of the exact ABI")     \
-  E(procaddr_passthrough, "cuGetProcAddress results for symbols cudashim does not hook")           \
-  E(procaddr_unmatched_hooked, "hooked ABI names whose driver result matched no exported function")  \
-  E(procaddr_already_wrapped, "cuGetProcAddress results that already were a cudashim wrapper")    \
-  E(procaddr_failed, "cuGetProcAddress calls the real driver answered with an error")              \
-  E(real_conflicts, "a second copy of a library offered another real function: passed through")   \
-  E(dlopen_calls, "dlopen and dlmopen calls")                                                      \
-  E(libcuda_dlopen_requests, "dlopen calls asking for libcuda (loaded or not: no driver is a finding)")                                                      \
-  E(dlclose_calls, "dlclose calls")                                                                \
-  E(blocking_streams_created, "streams created without CU_STREAM_NON_BLOCKING (they wait on the legacy stream)") \
-  E(blocking_sync_flag, "contexts created or configured with CU_CTX_BLOCKING_SYNC (cudaDeviceBlockingSync)") \
-  E(launch_blocking_env, "CUDA_LAUNCH_BLOCKING=1 was set when the process started")
-
+// One value per row of catalog/events.def.
 enum class Event : uint8_t {
-#define CUDASHIM_EVENT_ID(name, doc) name,
-  CUDASHIM_EVENTS(CUDASHIM_EVENT_ID)
-#undef CUDASHIM_EVENT_ID
-      kCount
+#define CUDASHIM_EVENT(NAME, DOC) NAME,
+#include "catalog/events.def"
+  kCount
 };
 inline constexpr int kEventCount = static_cast<int>(Event::kCount);
 
