@@ -33,16 +33,21 @@ struct Agg {
 
 }  // namespace
 
+const void* site_frame(const recorder::CallSite& s) {
+  if (s.py_depth > 0) return nullptr;
+  for (int i = 0; i < s.native_depth; ++i) {
+    const auto sym = symbols::symbolize(s.native[i]);
+    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return s.native[i];
+  }
+  return s.return_address;
+}
+
 std::string describe_site(const recorder::CallSite& s) {
   if (s.py_depth > 0) {
     const auto& f = s.py[user_frame_index(s)];
     return fmt::format("{}:{} ({})", f.file, f.line, f.function);
   }
-  for (int i = 0; i < s.native_depth; ++i) {
-    const auto sym = symbols::symbolize(s.native[i]);
-    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return symbols::to_string(sym);
-  }
-  return symbols::to_string(symbols::symbolize(s.return_address));
+  return symbols::to_string(symbols::symbolize(site_frame(s)));
 }
 
 namespace {

@@ -33,6 +33,11 @@ int user_frame_index(const recorder::CallSite& s);
 // the first native frame outside CUDA's libraries and cudashim, else the return address.
 std::string describe_site(const recorder::CallSite& s);
 
+// The native frame that stands for a site: the first outside the CUDA runtime (else the
+// hook's return address); nullptr for a site named by its Python line. describe_site names it,
+// the report's where_frame gives its file and address.
+const void* site_frame(const recorder::CallSite& s);
+
 // One finding of the process: its rule, the calls and blocked time behind it, and its
 // call sites, the costliest first (none for a process-wide finding).
 struct FindingSite {

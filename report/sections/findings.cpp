@@ -29,15 +29,7 @@ void write_frame(JsonWriter& w, const void* return_address) {
 
 // The native frame policy::describe_site names (null for a Python line).
 void write_where_frame(JsonWriter& w, const recorder::CallSite& s) {
-  if (s.py_depth > 0) {
-    w.null();
-    return;
-  }
-  for (int i = 0; i < s.native_depth; ++i) {
-    const auto sym = symbols::symbolize(s.native[i]);
-    if (!sym.module.empty() && !symbols::is_runtime_frame(sym)) return write_frame(w, s.native[i]);
-  }
-  write_frame(w, s.return_address);
+  if (const void* frame = policy::site_frame(s)) write_frame(w, frame); else w.null();
 }
 
 void write_site(JsonWriter& w, const policy::FindingSite& fs) {
