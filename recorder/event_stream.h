@@ -47,7 +47,7 @@ struct FindingEvent {
   uint64_t hits;    // the site's calls so far
 };
 // "library_load", "library_unload", "library_finding": what a re-read of the library
-// inventory saw change (policy/library_watch.cpp); the objects of recorder/library_json.h.
+// inventory saw change (policy/library_inventory.cpp); the objects of recorder/library_json.h.
 struct LibraryLoadEvent {
   const symbols::LoadedLibrary& library;
 };

@@ -2,7 +2,7 @@
 // the process, each thread's calls, device memory, findings, library loads.
 #include "report/trace.h"
 
-#include "policy/library_watch.h"
+#include "policy/library_inventory.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/clock.h"

@@ -18,7 +18,7 @@
 #include "policy/admission.h"
 #include "policy/framework_env.h"
 #include "policy/settings_load.h"
-#include "policy/library_watch.h"
+#include "policy/library_inventory.h"
 #include "recorder/event_stream.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
@@ -132,7 +132,7 @@ void after_fork_child() {
   recorder::reset_all();
   recorder::sites_reset();
   recorder::library_log_reset();
-  policy::library_watch_reset();
+  policy::library_inventory_reset();
   termination_after_fork();
   if (g_info != nullptr) {
     recorder::capture_process_info(*g_info);

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <set>
 
-#include "policy/library_watch.h"
+#include "policy/library_inventory.h"
 #include "recorder/clock.h"
 #include "recorder/library_log.h"
 #include "catalog/mem_kinds.h"

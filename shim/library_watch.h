@@ -1,5 +1,5 @@
 // library_watch.h: the shim's side of the live library inventory (the rules and
-// the report live in policy/library_watch.*, the logs in recorder/library_log.*).
+// the report live in policy/library_inventory.*, the logs in recorder/library_log.*).
 #pragma once
 #include <cstdint>
 

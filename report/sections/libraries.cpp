@@ -1,5 +1,5 @@
 // libraries.cpp: the report's "libraries" section: the CUDA-family libraries loaded at
-// exit (policy/library_watch.h), with how each came in.
+// exit (policy/library_inventory.h), with how each came in.
 #include "recorder/library_json.h"
 #include "report/sections/sections.h"
 

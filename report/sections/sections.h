@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "policy/framework_env.h"
-#include "policy/library_watch.h"
+#include "policy/library_inventory.h"
 #include "policy/settings_load.h"
 #include "recorder/json_writer.h"
 #include "recorder/recorder.h"

@@ -1,4 +1,4 @@
-// library_watch.h: the live inventory of CUDA-family libraries and device code,
+// library_inventory.h: the live inventory of CUDA-family libraries and device code,
 // kept current while the job runs.
 //
 // The dlopen trampoline tail-jumps into libc and never sees a load finish; it only
@@ -44,6 +44,6 @@ struct LibraryInventory {
 LibraryInventory library_inventory();
 
 // A forked child re-reads from scratch and reports its own findings.
-void library_watch_reset();
+void library_inventory_reset();
 
 }  // namespace cudashim::policy

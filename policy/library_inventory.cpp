@@ -1,5 +1,6 @@
-// library_watch.cpp: see library_watch.h.
-#include "policy/library_watch.h"
+// library_inventory.cpp: see library_inventory.h. (The hook side that feeds it is shim/library_watch.cpp;
+// what it records, recorder/library_log.h; its rules, policy/library_rules.h.)
+#include "policy/library_inventory.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -268,7 +269,7 @@ LibraryInventory library_inventory() {
   return {s.libs, s.findings};
 }
 
-void library_watch_reset() {
+void library_inventory_reset() {
   new (&g_mutex) std::mutex;
   g_state = nullptr;  // the parent's state belongs to the parent (leaked in the child, once)
 }
