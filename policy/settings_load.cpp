@@ -157,7 +157,12 @@ std::string toml_text(const toml::node& n) {
   if (auto s = n.as_string()) return s->get();
   if (auto b = n.as_boolean()) return b->get() ? "1" : "0";
   if (auto v = n.as_integer()) return std::to_string(v->get());
-  if (auto f = n.as_floating_point()) return fmt::format("{}", f->get());
+  if (auto f = n.as_floating_point()) {
+    // A TOML float stays a float: `cap = 1.0` is the whole device, not "1" (one byte).
+    std::string t = fmt::format("{}", f->get());
+    if (t.find_first_of(".eEn") == std::string::npos) t += ".0";
+    return t;
+  }
   return "\x01";  // a table or an array: never a valid value
 }
 

@@ -103,6 +103,18 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     CHECK(r.policy.settings.pytorch_alloc_conf == "expandable_segments:True");
     CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == f.path + ":2:7");
   }
+  SECTION("a TOML float is a fraction, even a whole one") {
+    // cap = 1.0 (a float, not a string) was read as "1": a cap of one byte that denied every allocation
+    TempFile f("[memory]\ncap = 1.0\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    CHECK(r.errors.empty());
+    CHECK(r.policy.settings.mem_cap.bytes == 0);
+    CHECK(r.policy.settings.mem_cap.fraction == 1.0);
+    TempFile half("[memory]\ncap = 0.5\n");
+    g_env["CUDASHIM_POLICY"] = half.path;
+    CHECK(load().policy.settings.mem_cap.fraction == 0.5);
+  }
   SECTION("TOML syntax error") {
     TempFile f("[memory]\ncap = \"6GiB\n");
     g_env["CUDASHIM_POLICY"] = f.path;
