@@ -116,7 +116,7 @@ constexpr const SettingRow& setting_row(Setting s) { return kSettingRows[static_
 // `rank` compares an order (flags and enums), `min` a size: the table cannot say otherwise.
 #define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc)                                          \
   static_assert(Tighten::tighten != Tighten::rank || SettingType::TYPE == SettingType::flag ||              \
-                    setting_type_info(SettingType::TYPE).words != nullptr,                                   \
+                    setting_type_info(SettingType::TYPE).word_count != 0,                                    \
                 "settings.def: " #NAME " is ranked but has no order");                                     \
   static_assert(Tighten::tighten != Tighten::min || SettingType::TYPE == SettingType::memsize,              \
                 "settings.def: " #NAME " may only be lowered but is not a memsize");
