@@ -236,11 +236,14 @@ std::string non_ascii_outside_strings(std::string_view t) {
   char quote = 0;       // the quote character while inside a string
   bool triple = false;  // inside a triple-quoted string
   bool comment = false;
+  bool in_key = true;      // before the line's first '=' (a key or a [section] header)
+  bool quoted_key = false;  // the current string is a quoted key: settings' keys are ASCII
   for (size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     if (c == '\n') {
       ++line, col = 1, comment = false;
       if (quote && !triple) quote = 0;  // a one-line string ends here (toml++ reports it)
+      if (!quote) in_key = true;
       continue;
     }
     if (comment) {
@@ -248,6 +251,11 @@ std::string non_ascii_outside_strings(std::string_view t) {
       continue;
     }
     if (quote) {
+      // A quoted key with a non-ASCII byte names no setting, and toml++ 3.3 can reach an
+      // unreachable point reporting it (tests/fuzz/found/policy-toml-unreachable-key.toml).
+      if (quoted_key && static_cast<unsigned char>(c) >= 0x80)
+        return fmt::format("{}:{}: a non-ASCII character in a key (settings' keys are ASCII); remove the character",
+                           line, col);
       if (c == '\\' && quote == '"' && i + 1 < t.size() && t[i + 1] != '\n') {
         i++, col += 2;
         continue;
@@ -261,8 +269,14 @@ std::string non_ascii_outside_strings(std::string_view t) {
     }
     if (c == '#') {
       comment = true;
-    } else if (c == '"' || c == '\'') {
+    } else if (c == '=') {
+      in_key = false;
+    } else if ((c == '"' || c == '\'') &&
+               (i == 0 || std::strchr(" \t=[{,.", t[i - 1]) != nullptr || t[i - 1] == '\n')) {
+      // A quote starts a string only where a token starts: inside a bare token (key"x) it is
+      // part of the token for toml++, which then reads on past it.
       quote = c;
+      quoted_key = in_key;
       triple = t.substr(i, 3) == std::string(3, c);
       if (triple) i += 2, col += 2;
     } else if (static_cast<unsigned char>(c) >= 0x80) {
