@@ -156,12 +156,16 @@ void* find_dlvsym(const char* version, ElfW(Addr) self_base) {
   abort();
 }
 
+// The versions glibc has given the dl* functions on x86-64: GLIBC_2.34 (merged into libc),
+// before that libdl.so.2's GLIBC_2.2.5 (the base version: dlopen, dlsym, dlvsym, dlclose)
+// and GLIBC_2.3.4 (dlmopen, added then). tests/oldglibc runs this on glibc 2.31.
+constexpr const char* kDlVersions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.3.4"};
+
 template <typename Fn>
 Fn next_versioned(void* (*dlvsym_fn)(void*, const char*, const char*), const char* name) {
-  void* p = dlvsym_fn(RTLD_NEXT, name, "GLIBC_2.34");
-  if (p == nullptr) p = dlvsym_fn(RTLD_NEXT, name, "GLIBC_2.2.5");
-  if (p == nullptr) die_missing(name);
-  return reinterpret_cast<Fn>(p);
+  for (const char* v : kDlVersions)
+    if (void* p = dlvsym_fn(RTLD_NEXT, name, v)) return reinterpret_cast<Fn>(p);
+  die_missing(name);
 }
 
 // Published once: the first caller to claim it writes g_real, then marks it ready.
