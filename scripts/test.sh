@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# test.sh: the whole test suite, as CI runs it. Installs what is missing, builds
-# against both CUDA header sets (13.0 from /usr/local/cuda, 12.9 from the wheel in
-# .deps/), runs CTest on each (the 13.0 tree also runs the libFuzzer targets, label fuzz),
+# test.sh: the whole test suite, as CI runs it. Installs what is missing (setup.sh
+# --tests), builds against both CUDA header sets (13.0 from /usr/local/cuda or the wheel
+# in .deps/cu130, 12.9 from the wheel in .deps/cu129), runs CTest on each (the 13.0 tree
+# also runs the libFuzzer targets, label fuzz; both pack and check the wheel, label wheel,
+# and run it on Debian 11's glibc, label oldglibc),
 # then a test-only tree under ASan+UBSan and the load test under ThreadSanitizer. Ends
 # with the last CTest summary; exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh
+./scripts/setup.sh --tests
+CU13=$(./scripts/cuda_include.sh)
 ./scripts/build.sh build-cu129 "$PWD/.deps/cu129/nvidia/cuda_runtime/include"
-./scripts/build.sh build /usr/local/cuda/include
+./scripts/build.sh build "$CU13"
 status=0
 echo "== CTest, CUDA 12.9 headers (build-cu129) =="
 (cd build-cu129 && ctest --output-on-failure -j"$(nproc)") || status=1
@@ -28,7 +31,7 @@ echo "== ASan+UBSan: the CLI and the test programs (build-asan) =="
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 [ -f build-asan/CMakeCache.txt ] || cmake -S . -B build-asan "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCUDASHIM_CUDA_INCLUDE=/usr/local/cuda/include -DCUDASHIM_SANITIZE=ON >/dev/null
+  -DCUDASHIM_CUDA_INCLUDE="$CU13" -DCUDASHIM_SANITIZE=ON >/dev/null
 if cmake --build build-asan -j"$(nproc)"; then
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0 \
     ctest --output-on-failure -j"$(nproc)" -L 'unit|preload' -LE '^(load|realbin|gpu)$' -E '^preload\.fork\.') || status=1
@@ -43,7 +46,7 @@ fi
 # on the 2-core VM; 10^6 calls would add about 2 minutes (docs/reliability.md). Configured
 # each time, so that the call count holds in an existing tree.
 echo "== ThreadSanitizer: the load test (build-tsan) =="
-if cmake -S . -B build-tsan "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDASHIM_CUDA_INCLUDE=/usr/local/cuda/include \
+if cmake -S . -B build-tsan "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDASHIM_CUDA_INCLUDE="$CU13" \
     -DCUDASHIM_TSAN=ON -DCUDASHIM_TSAN_CALLS=100000 -DCUDASHIM_TSAN_HOOK_CLI="$PWD/build/bin/cudashim" >/dev/null &&
   cmake --build build-tsan -j"$(nproc)" --target cudashim_preload stress_threads; then
   (cd build-tsan && ctest --output-on-failure -L tsan) || status=1
