@@ -66,7 +66,10 @@ TORCH=${TORCH:-none} TORCH_PREFIX=${TORCH_PREFIX:-} TORCH_LIB=${TORCH_LIB:-} TOR
 echo "python: $(python3 --version 2>&1), torch $TORCH (cuda ${TORCH_CUDA:-?}, cudnn ${TORCH_CUDNN:-?})"
 
 # ---------------------------------------------------------------- the shim (carried, not rebuilt)
-SHIM="" CLI=""
+# SHIM and CLI from the environment win (gpu/run_wheel.sh: the pip-installed wheel's).
+# CUDASHIM_RUNNER=cli runs each case through `$CLI run --out DIR -- CMD` instead of
+# LD_PRELOAD=$SHIM (the CLI then finds its own library, as a user's would).
+SHIM=${SHIM:-} CLI=${CLI:-} RUNNER=${CUDASHIM_RUNNER:-preload}
 for d in build/lib .carry/gpu/shim; do [ -z "$SHIM" ] && [ -f "$d/libcudashim.so" ] && SHIM=$ROOT/$d/libcudashim.so; done
 for d in build/bin .carry/gpu/shim; do [ -z "$CLI" ] && [ -x "$d/cudashim" ] && CLI=$ROOT/$d/cudashim; done
 if [ -z "$SHIM" ]; then
@@ -75,7 +78,7 @@ if [ -z "$SHIM" ]; then
 fi
 SHIM_SHA=$(sha256sum "$SHIM" | cut -c1-12)
 echo "shim: $SHIM (sha256 $SHIM_SHA), needs: $(readelf -d "$SHIM" | grep NEEDED | grep -o '\[.*\]' | tr '\n' ' ')"
-echo "cli: ${CLI:-none} $([ -n "$CLI" ] && "$CLI" --version)"
+echo "cli: ${CLI:-none} $([ -n "$CLI" ] && "$CLI" --version); cases run through: $RUNNER"
 
 # ---------------------------------------------------------------- libtorch_loop: build in the background
 LT_PID=""
@@ -137,7 +140,11 @@ run_case() {
     base_rc=$?
   fi
   t=$SECONDS
-  env "${envs[@]}" LD_PRELOAD="$SHIM" CUDASHIM_OUT="$dir" timeout -k 5 "$tmo" "$@" > "$dir/stdout.txt" 2> "$dir/stderr.txt"
+  if [ "$RUNNER" = cli ]; then
+    env "${envs[@]}" timeout -k 5 "$tmo" "$CLI" run --out "$dir" -- "$@" > "$dir/stdout.txt" 2> "$dir/stderr.txt"
+  else
+    env "${envs[@]}" LD_PRELOAD="$SHIM" CUDASHIM_OUT="$dir" timeout -k 5 "$tmo" "$@" > "$dir/stdout.txt" 2> "$dir/stderr.txt"
+  fi
   rc=$?
   say "$name: exit $rc in $((SECONDS - t)) s under the shim (without it: exit $base_rc)"
   [ -s "$dir/stderr.txt" ] && tail -8 "$dir/stderr.txt" | cut -c1-300 | sed 's/^/   stderr: /'
