@@ -28,7 +28,7 @@
 # <base>/<user> (0700, checked to be a real folder of the user) and the job and step
 # folders; the rank folder appears when a process of that rank first uses CUDA.
 
-CUDASHIM_LIB=${CUDASHIM_LIB:-/opt/cudashim/site/cudashim/_lib/libcudashim.so}
+CUDASHIM_LIB=${CUDASHIM_LIB:-/opt/cudashim/site/cudashim/lib/libcudashim.so}
 CUDASHIM_SLURM_OUT_BASE=${CUDASHIM_SLURM_OUT_BASE:-/var/tmp/cudashim}
 
 PATH=/usr/bin:/bin

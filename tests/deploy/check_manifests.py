@@ -37,7 +37,7 @@ args = ap.parse_args()
 k8s = os.path.join(args.deploy, "k8s")
 failures = []
 SITE = "/opt/cudashim/site"          # where the Dockerfile installs the wheel
-LIB_IN_SITE = "cudashim/_lib/libcudashim.so"
+LIB_IN_SITE = "cudashim/lib/libcudashim.so"
 clean_env = {k: v for k, v in os.environ.items() if not k.startswith("CUDASHIM_")}
 
 

@@ -22,10 +22,10 @@ script = os.path.join(args.deploy, "node/cudashim-node.sh")
 failures = []
 root = tempfile.mkdtemp(prefix="cudashim-node-")
 os.chmod(root, 0o755)
-LIB = "/opt/cudashim/site/cudashim/_lib/libcudashim.so"
+LIB = "/opt/cudashim/site/cudashim/lib/libcudashim.so"
 staged = root + LIB
 os.makedirs(os.path.dirname(staged))
-for d in ("opt", "opt/cudashim", "opt/cudashim/site", "opt/cudashim/site/cudashim", "opt/cudashim/site/cudashim/_lib"):
+for d in ("opt", "opt/cudashim", "opt/cudashim/site", "opt/cudashim/site/cudashim", "opt/cudashim/site/cudashim/lib"):
     os.chmod(os.path.join(root, d), 0o755)
 shutil.copy(args.lib, staged)
 os.chmod(staged, 0o755)
@@ -98,7 +98,7 @@ os.chmod(fake, 0o644)
 p = node("enable", "/opt/fake/libcudashim.so")
 check("enable refuses a library the loader cannot preload (its message is shown)",
       p.returncode == 1 and read(preload) == before and "cannot be preloaded" in p.stderr, p.stderr)
-p = node("enable", "opt/cudashim/site/cudashim/_lib/libcudashim.so")
+p = node("enable", "opt/cudashim/site/cudashim/lib/libcudashim.so")
 check("enable refuses a relative path", p.returncode == 1 and read(preload) == before, p.stderr)
 
 p = node("enable", LIB)
@@ -112,9 +112,9 @@ check("enable: its tmpfiles.d line is deploy/node/tmpfiles.d-cudashim.conf",
       os.path.exists(tmpfiles) and read(tmpfiles) == read(os.path.join(args.deploy, "node/tmpfiles.d-cudashim.conf")))
 p = node("enable", LIB)
 check("enable twice: the same file (one shim line)", p.returncode == 0 and read(preload) == want, read(preload))
-newer = "/opt/cudashim/site2/cudashim/_lib/libcudashim.so"
+newer = "/opt/cudashim/site2/cudashim/lib/libcudashim.so"
 os.makedirs(os.path.dirname(root + newer))
-for d in ("opt/cudashim/site2", "opt/cudashim/site2/cudashim", "opt/cudashim/site2/cudashim/_lib"):
+for d in ("opt/cudashim/site2", "opt/cudashim/site2/cudashim", "opt/cudashim/site2/cudashim/lib"):
     os.chmod(os.path.join(root, d), 0o755)
 shutil.copy(staged, root + newer)
 p = node("enable", newer)

@@ -17,8 +17,8 @@ script = os.path.abspath(sys.argv[1])
 failures = []
 tmp = tempfile.mkdtemp(prefix="cudashim-sbatch-")
 home = os.path.join(tmp, "cudashim")
-lib = os.path.join(home, "cudashim/_lib/libcudashim.so")
-cli = os.path.join(home, "cudashim/_bin/cudashim")
+lib = os.path.join(home, "cudashim/lib/libcudashim.so")
+cli = os.path.join(home, "cudashim/bin/cudashim")
 os.makedirs(os.path.dirname(lib))
 os.makedirs(os.path.dirname(cli))
 open(lib, "w").close()
@@ -67,7 +67,7 @@ p, calls = run({"LD_PRELOAD": "/usr/lib/libfoo.so"})
 check("the job's own LD_PRELOAD stays after the shim",
       calls and calls[0][0] == f"--export=ALL,LD_PRELOAD={lib}:/usr/lib/libfoo.so,CUDASHIM_OUT={out}", str(calls))
 
-prolog_lib = "/opt/cudashim/site/cudashim/_lib/libcudashim.so"
+prolog_lib = "/opt/cudashim/site/cudashim/lib/libcudashim.so"
 p, calls = run({"LD_PRELOAD": f"{prolog_lib}:/usr/lib/libfoo.so"})
 check("a shim already in LD_PRELOAD (a TaskProlog's): no second one",
       calls and calls[0][0] == f"--export=ALL,LD_PRELOAD={prolog_lib}:/usr/lib/libfoo.so,CUDASHIM_OUT={out}", str(calls))

@@ -17,7 +17,7 @@ prolog = os.path.abspath(sys.argv[1])
 failures = []
 tmp = tempfile.mkdtemp(prefix="cudashim-prolog-")
 os.chmod(tmp, 0o755)
-lib = os.path.join(tmp, "site/cudashim/_lib/libcudashim.so")
+lib = os.path.join(tmp, "site/cudashim/lib/libcudashim.so")
 os.makedirs(os.path.dirname(lib))
 open(lib, "w").close()
 base = os.path.join(tmp, "out")
@@ -82,7 +82,7 @@ run("bash runs it the same", SLURM, [f"export LD_PRELOAD={lib}", out_of()], shel
 run("a step that inherits the shim from the batch step: LD_PRELOAD left alone, its own folder",
     {**SLURM, "LD_PRELOAD": f"{lib}:/usr/lib/libfoo.so", "CUDASHIM_OUT": f"{mine}/job-4242/step-batch/rank-0"}, [out_of()])
 run("the user's own libcudashim.so (another path): no second shim",
-    {**SLURM, "LD_PRELOAD": "/home/u/venv/site/cudashim/_lib/libcudashim.so"}, [out_of()])
+    {**SLURM, "LD_PRELOAD": "/home/u/venv/site/cudashim/lib/libcudashim.so"}, [out_of()])
 run("a name that only ends like the shim is not the shim", {**SLURM, "LD_PRELOAD": "/x/notlibcudashim.so"},
     [f"export LD_PRELOAD={lib}:/x/notlibcudashim.so", out_of()])
 run("a CUDASHIM_OUT the user chose (outside the base) is kept", {**SLURM, "CUDASHIM_OUT": "/scratch/u/run1"},
