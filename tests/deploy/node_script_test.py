@@ -45,6 +45,7 @@ def check(name, cond, detail=""):
     print(f"{'ok' if cond else 'FAIL'}: {name}{'' if cond else ': ' + detail}")
     if not cond:
         failures.append(name)
+    return cond
 
 
 def read(p):
