@@ -38,7 +38,7 @@ if ((TESTS)); then
     chromium fonts-dejavu-core               # the HTML report's test renders it headless
     clang-14 libclang-rt-14-dev              # libFuzzer (-fsanitize=fuzzer) for tests/fuzz
     debootstrap                              # tests/oldglibc: the Debian 11 root filesystem
-    python3-yaml                             # tests/deploy: the manifests parse
+    python3-yaml shellcheck                  # tests/deploy: the manifests parse, the scripts lint clean
   )
 fi
 
