@@ -57,8 +57,21 @@ int run_command(const RunOptions& opts) {
   }
   out = fs::absolute(out, ec).string();
 
-  const char* prev = std::getenv("LD_PRELOAD");
-  const std::string preload = (prev && *prev) ? shim + ":" + prev : shim;
+  // Our library first, the job's own entries after it. A libcudashim.so already there (a
+  // Slurm TaskProlog's, a container's ENV) is dropped: one shim per process, this one.
+  std::string preload = shim;
+  if (const char* prev = std::getenv("LD_PRELOAD"); prev != nullptr) {
+    std::string entry;
+    for (const char* c = prev;; ++c) {
+      if (*c == ':' || *c == ' ' || *c == '\0') {  // ld.so separates entries by either
+        if (!entry.empty() && fs::path(entry).filename() != "libcudashim.so") preload += ":" + entry;
+        entry.clear();
+        if (*c == '\0') break;
+      } else {
+        entry += *c;
+      }
+    }
+  }
   const pid_t child = fork();
   if (child < 0) {
     fmt::print(stderr, "cudashim run: fork failed: {}\n", std::strerror(errno));
