@@ -6,7 +6,7 @@
 #                     - Debian packages: compiler, CMake, the header-only libraries,
 #                       static libelf/libdw, python3 and its venv module
 #                     - CUDA headers: /usr/local/cuda when a toolkit is there, else the
-#                       CUDA 13.0 runtime wheel from PyPI (2 MB, headers included) in
+#                       CUDA 13.0 runtime and crt wheels from PyPI (2 MB, headers included) in
 #                       .deps/cu130; always the CUDA 12.9 runtime and nvcc wheels in
 #                       .deps/cu129 (the second header set CI builds against)
 #   setup.sh --tests  the test fixtures on top (scripts/test.sh): chromium, clang-14 for
@@ -74,7 +74,8 @@ fetch_wheel() {
 fetch_wheel "nvidia-cuda-runtime-cu12==12.9.79" cu129
 fetch_wheel "nvidia-cuda-nvcc-cu12==12.9.86" cu129
 if [ ! -f /usr/local/cuda/include/cuda.h ]; then
-  fetch_wheel "nvidia-cuda-runtime==13.0.96" cu130
+  fetch_wheel "nvidia-cuda-runtime==13.0.96" cu130   # cuda.h, cudaTypedefs.h, cuda_runtime_api.h
+  fetch_wheel "nvidia-cuda-crt==13.0.88" cu130       # crt/host_defines.h, which cuda_runtime_api.h includes (0.1 MB)
 fi
 
 # Pinned wheels for the realbin scenarios (tests/realbin/), each unpacked into its own prefix
