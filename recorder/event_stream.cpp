@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -122,14 +123,59 @@ void close_wake_pipe() {
   if (w >= 0) close(w);
 }
 
+// Set when the main thread leaves through pthread_exit(3) (its thread-specific data is
+// destroyed then, never on exit()): from then on the process ends with its last thread.
+std::atomic<bool> g_main_left{false};
+pthread_key_t g_main_key;
+void on_main_left(void*) { g_main_left.store(true, std::memory_order_release); }
+
+// Marks the calling thread, when it is the main thread, so that its pthread_exit is seen.
+void watch_main_thread() {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  static bool have_key = false;
+  pthread_once(&once, [] { have_key = pthread_key_create(&g_main_key, on_main_left) == 0; });
+  g_main_left.store(false);
+  if (have_key && syscall(SYS_gettid) == getpid()) pthread_setspecific(g_main_key, &g_main_key);
+}
+
+// True when no thread but the calling one is alive: the main thread is a zombie (it left
+// through pthread_exit and stays in the thread group until the process ends) and the group
+// holds only it and us. proc(5): /proc/self/stat fields 3 (state) and 20 (num_threads).
+bool last_thread_alive() {
+  const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  if (p == nullptr || p[1] != ' ') return false;
+  const char state = p[2];
+  int field = 3;
+  for (p += 2; *p != '\0' && field < 20; ++p)
+    if (*p == ' ') ++field;
+  return state == 'Z' && field == 20 && std::atoi(p) <= 2;
+}
+
+// The flush thread is no program thread: glibc ends the process when its last thread
+// leaves (exit(0) in that thread), and our thread would keep it alive forever, every
+// signal blocked (issue 22: main's pthread_exit after a CUDA call never ended). When only
+// we are left, end it as glibc would have: exit(0), which runs atexit and the report.
+void exit_if_last_thread() {
+  if (g_main_left.load(std::memory_order_acquire) && last_thread_alive()) exit(0);
+}
+
 void* flush_loop(void*) {
   if (auto start = g_on_start.load(std::memory_order_acquire)) start();
   while (g_state.load(std::memory_order_acquire) == 1) {
     if (auto tick = g_tick.load(std::memory_order_acquire)) tick();
     snapshot("snapshot");
-    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i)
+    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) {
       if (sleep_tenth())
         if (auto wake = g_on_wake.load(std::memory_order_acquire)) wake();
+      exit_if_last_thread();
+    }
   }
   return nullptr;
 }
@@ -164,6 +210,7 @@ void stream_configure(const char* dir, const char* host, int pid, int rank) {
   g_state.store(0);
   g_nsamples.store(0);
   g_t0 = monotonic_ns();
+  watch_main_thread();
 }
 
 void stream_ensure_started() {
