@@ -10,6 +10,7 @@
 
 #include "recorder/event_stream.h"
 #include "recorder/flight_recorder.h"
+#include "shim/log.h"
 
 namespace cudashim::shim {
 namespace {
@@ -41,8 +42,13 @@ void write_once_for(int sig) {
   g_phase.store(2, std::memory_order_release);
 }
 
-// The flush thread, woken by a handler below.
-void on_wake() { write_once_for(g_signal.load()); }
+// The flush thread, woken by a handler below. A wake-up with no signal behind it writes
+// nothing: only a signal's request ends the outputs early.
+void on_wake() {
+  if (const int sig = g_signal.load(); sig != 0) write_once_for(sig);
+}
+
+void stream_warning(const char* line) { log_message(LogLevel::warn, "{}", line); }
 
 // Async-signal-safe: asks the flush thread for the outputs and waits until they are
 // written, no writer is at work, or `deadline_ms` passed.
@@ -100,6 +106,7 @@ void arm_sigterm() {
 
 void termination_configure(void (*write)(), bool on_signals) {
   g_write.store(write, std::memory_order_release);
+  recorder::stream_set_warn(stream_warning);
   if (!on_signals) return;
   recorder::stream_set_wake_handlers(arm_sigterm, on_wake);
   recorder::flight_set_abort_hook(on_abort);
