@@ -19,6 +19,7 @@
 #include "recorder/clock.h"
 #include "recorder/json_writer.h"
 #include "recorder/ledger.h"
+#include "recorder/output_files.h"
 #include "recorder/library_json.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_slots.h"
@@ -241,9 +242,7 @@ bool stream_wake() {
 }
 
 void stream_configure(const char* dir, const char* host, int pid, int rank) {
-  const std::string name = rank >= 0 ? fmt::format("{}/cudashim-{}-{}-r{}.ndjson", dir, host, pid, rank)
-                                     : fmt::format("{}/cudashim-{}-{}.ndjson", dir, host, pid);
-  std::strncpy(g_path, name.c_str(), sizeof g_path - 1);
+  outputs_configure(dir, host, pid, rank);  // every output's base name: recorder/output_files.h
   // A forked child starts its own stream: the parent's thread did not survive fork. The
   // inherited descriptor is closed only while it still holds the parent's stream file, and
   // the lock is new (fork may have copied it held).
@@ -262,13 +261,10 @@ void stream_configure(const char* dir, const char* host, int pid, int rank) {
 void stream_ensure_started() {
   int expected = 0;
   if (!g_state.compare_exchange_strong(expected, 1)) return;
-  if (char* slash = std::strrchr(g_path, '/'); slash != nullptr && slash != g_path) {
-    *slash = '\0';
-    mkdir(g_path, 0700);  // CUDASHIM_OUT may not exist yet; EEXIST is fine
-    *slash = '/';
-  }
-  const int fd = open(g_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // The process's first output: it claims the base name (a new one when host and pid repeat).
+  const int fd = outputs_create(".ndjson", O_WRONLY | O_APPEND);
   if (fd < 0) return;  // the report says why at exit; the job goes on
+  std::snprintf(g_path, sizeof g_path, "%s.ndjson", outputs_claim());
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     close(fd);

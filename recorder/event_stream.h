@@ -1,6 +1,7 @@
 // event_stream.h: the per-process NDJSON event stream.
 //
-// <dir>/cudashim-<host>-<pid>[-r<rank>].ndjson, one JSON object per line, appended
+// <base>.ndjson (recorder/output_files.h: <dir>/cudashim-<host>-<pid>[-r<rank>], with the
+// start time when those repeat), one JSON object per line, appended
 // with single write(2) calls (O_APPEND; before each, fstat checks that the descriptor still
 // holds the file it created, else it is reopened by its path or no longer written): a snapshot every second from a background
 // thread (started by the first hooked call, so processes that never touch CUDA get
@@ -17,7 +18,8 @@
 
 namespace cudashim::recorder {
 
-// Sets the file name (called at start-up and in a forked child). Starts nothing.
+// Sets the file name, and every output's base (outputs_configure; called at start-up and in
+// a forked child). Starts nothing.
 void stream_configure(const char* out_dir, const char* host, int pid, int rank);
 
 // Starts the stream (file + flush thread) once; cheap after the first call.
