@@ -161,9 +161,13 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   // process: 4 threads faulting at once left an empty record (preload.crash.flight_record).
   const long me = syscall(SYS_gettid);
   const bool first = g_in_handler.fetch_add(1) == 0;
+  // Every preloaded process has this handler, CUDA or not: a process that never made a
+  // CUDA call (Python's faulthandler, os.abort(), a runtime handling its own faults) gets
+  // no record, only the hand-over below (issue 22). Atomic loads only: async-signal-safe.
+  const bool cuda = has_activity();
   if (first) {
     g_writer_tid.store(me);
-    if (!g_written.exchange(true))
+    if (cuda && !g_written.exchange(true))
       write_record("signal", sig, info ? reinterpret_cast<uint64_t>(info->si_addr) : 0, "", 0);
     g_record_done.store(true, std::memory_order_release);
   } else if (g_writer_tid.load() != me) {
@@ -173,7 +177,7 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
     }
   }
   // abort(): the record is safe on disk; the full report may follow within a deadline.
-  if (first && sig == SIGABRT)
+  if (first && cuda && sig == SIGABRT)
     if (auto hook = g_abort_hook.load(std::memory_order_acquire)) hook();
   // Hand over to what was there before: a fault re-executes the instruction under
   // the previous action; a signal someone sent (kill, raise, abort) is re-raised.
