@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -20,7 +21,10 @@ constexpr int kAbortDeadlineMs = 1000;  // SIGABRT: the aborting thread may hold
 
 std::atomic<void (*)()> g_write{nullptr};
 std::atomic<int> g_phase{0};   // 0 nothing written, 1 being written, 2 written
-std::atomic<int> g_signal{0};  // the first signal that asked for the outputs
+std::atomic<int> g_signal{0};  // the first signal that asked for the outputs (kNoSignal: _exit)
+constexpr int kNoSignal = -1;
+std::atomic<pid_t> g_owner{0};  // the process these outputs belong to (not a vfork child)
+std::atomic<bool> g_armed{false};  // the flush thread writes on request (reports on, not inert)
 thread_local bool t_writing = false;  // initial-exec TLS: readable in a signal handler
 
 const char* signal_text(int sig) { return sig == SIGTERM ? "SIGTERM" : sig == SIGABRT ? "SIGABRT" : "signal"; }
@@ -31,7 +35,7 @@ void write_once_for(int sig) {
   int expected = 0;
   if (write == nullptr || !g_phase.compare_exchange_strong(expected, 1)) return;
   t_writing = true;
-  if (sig != 0) {
+  if (sig > 0) {
     try {
       recorder::stream_event(recorder::SignalEvent{sig, signal_text(sig)});
     } catch (...) {
@@ -106,8 +110,10 @@ void arm_sigterm() {
 
 void termination_configure(void (*write)(), bool on_signals) {
   g_write.store(write, std::memory_order_release);
+  g_owner.store(getpid());
   recorder::stream_set_warn(stream_warning);
   if (!on_signals) return;
+  g_armed.store(true);
   recorder::stream_set_wake_handlers(arm_sigterm, on_wake);
   recorder::flight_set_abort_hook(on_abort);
 }
@@ -117,6 +123,12 @@ void termination_write_once() { write_once_for(0); }
 void termination_after_fork() {
   g_phase.store(0);
   g_signal.store(0);
+  g_owner.store(getpid());
+}
+
+void termination_before_image_ends() {
+  if (!g_armed.load() || getpid() != g_owner.load()) return;
+  request_outputs(kNoSignal, kTermDeadlineMs);
 }
 
 }  // namespace cudashim::shim

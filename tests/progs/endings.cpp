@@ -11,6 +11,7 @@
 //                  place and runs; it exits with 4
 //   pthread_exit   100 rounds, then the main thread calls pthread_exit(0): the process ends
 //                  (exit 0) when its last thread does (pthread_exit(3))
+//   _exit, _Exit   100 rounds, then _exit(5) or _Exit(6): no destructor, no atexit
 //   pthread_exit_worker  one thread calls hooks forever; "ready"; the main thread calls
 //                  pthread_exit(0); the harness sends SIGTERM
 #include <pthread.h>
@@ -104,6 +105,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 100; ++i) round(c);
     usleep(300000);  // the shim's flush thread is up
     pthread_exit(nullptr);
+  }
+  if (!std::strcmp(mode, "_exit") || !std::strcmp(mode, "_Exit")) {
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    if (mode[1] == 'e') _exit(5);
+    _Exit(6);
   }
   if (!std::strcmp(mode, "pthread_exit_worker")) {
     static const Calls c = resolve();
