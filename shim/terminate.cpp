@@ -126,6 +126,16 @@ void termination_after_fork() {
   g_owner.store(getpid());
 }
 
+void termination_before_exec() {
+  if (getpid() == g_owner.load()) write_once_for(0);
+}
+
+void termination_after_failed_exec() {
+  if (getpid() != g_owner.load()) return;  // a vfork child: the phase is its parent's
+  int written = 2;
+  if (g_phase.compare_exchange_strong(written, 0)) g_signal.store(0);
+}
+
 void termination_before_image_ends() {
   if (!g_armed.load() || getpid() != g_owner.load()) return;
   request_outputs(kNoSignal, kTermDeadlineMs);

@@ -35,4 +35,11 @@ void termination_after_fork();
 // child (its memory is its parent's: the parent's outputs are not its to write).
 void termination_before_image_ends();
 
+// Before an exec (shim/exit_hooks.cpp): the outputs, written now on the calling thread (as
+// exit() does), unless another end is writing them. Nothing in a vfork child.
+void termination_before_exec();
+
+// After an exec that failed (the image goes on): its real end writes the outputs again.
+void termination_after_failed_exec();
+
 }  // namespace cudashim::shim

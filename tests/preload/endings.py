@@ -109,6 +109,8 @@ CASES = [
     ("python, sigterm", [sys.executable, "-c", PY_JOB], True, {}, {"cuInit": 2}),
     # The shim's flush thread outlived the last program thread and blocked every signal: the
     # process never ended, and SIGTERM stayed pending (issue 22, item 1).
+    # exec replaced the image without a destructor: the old image's report was lost (item 7).
+    ("exec after CUDA calls (one failed exec first)", [prog, "exec"], False, {}, {"cuLaunchKernel": 200}),
     ("pthread_exit of main, last thread", [prog, "pthread_exit"], False, {}, {"cuLaunchKernel": 100}),
     ("pthread_exit of main, sigterm to the worker", [prog, "pthread_exit_worker"], True, {}, {"cuLaunchKernel": 100}),
 ]
