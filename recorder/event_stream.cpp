@@ -2,11 +2,12 @@
 #include "recorder/event_stream.h"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
 #include <fmt/format.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "recorder/clock.h"
 #include "recorder/json_writer.h"
 #include "recorder/ledger.h"
+#include "recorder/output_files.h"
 #include "recorder/library_json.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_slots.h"
@@ -26,7 +28,47 @@ namespace cudashim::recorder {
 namespace {
 
 char g_path[4096];
+// The stream's descriptor, and the file it was opened on: the program may close the
+// number and reuse it (daemons close every inherited descriptor), so each write first
+// checks the file behind the number (fstat identity, not the number) and reopens the
+// stream by its path when it changed: never a write into the program's file.
 std::atomic<int> g_fd{-1};
+dev_t g_dev = 0;
+ino_t g_ino = 0;
+char g_open_path[4096];  // g_path made absolute when opened: the program may chdir
+pthread_mutex_t g_fd_mu = PTHREAD_MUTEX_INITIALIZER;  // the check, the reopen and the write
+std::atomic<void (*)(const char*)> g_warn{nullptr};
+bool g_warned = false;
+
+void warn(const std::string& line) {
+  if (auto w = g_warn.load(std::memory_order_acquire)) w(line.c_str());
+}
+
+// True when `fd` is still the regular file the stream created.
+bool is_stream_file(int fd) {
+  struct stat st {};
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == g_dev && st.st_ino == g_ino;
+}
+
+// The stream's descriptor, reopened for append by its path when the number no longer
+// holds the stream's file; -1 (from then on) when the file is gone or is another file.
+// The old number is the program's now: it is never closed. Holds g_fd_mu.
+int checked_fd() {
+  const int fd = g_fd.load(std::memory_order_acquire);
+  if (fd < 0 || is_stream_file(fd)) return fd;
+  const int again = open(g_open_path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  const bool ours = again >= 0 && is_stream_file(again);
+  if (again >= 0 && !ours) close(again);
+  g_fd.store(ours ? again : -1, std::memory_order_release);
+  if (!ours || !g_warned)
+    warn(ours ? fmt::format("the event stream's descriptor {} was closed or reused by the program; reopened {}", fd,
+                            g_open_path)
+              : fmt::format("the event stream's descriptor {} was closed or reused by the program and {} is not the "
+                            "file it created; no more event-stream lines",
+                            fd, g_open_path));
+  g_warned = true;
+  return ours ? again : -1;
+}
 std::atomic<int> g_state{0};  // 0 not started, 1 starting/started, 2 finished
 uint64_t g_t0 = 0;
 constexpr size_t kMaxSamples = 3600 * 4;
@@ -34,9 +76,11 @@ MemorySample g_samples[kMaxSamples];
 std::atomic<size_t> g_nsamples{0};
 
 void write_line(const std::string& line) {
-  const int fd = g_fd.load(std::memory_order_acquire);
-  if (fd < 0) return;
-  (void)!write(fd, line.data(), line.size());  // one write: lines never interleave (O_APPEND)
+  if (g_fd.load(std::memory_order_acquire) < 0) return;
+  pthread_mutex_lock(&g_fd_mu);
+  const int fd = checked_fd();
+  if (fd >= 0) (void)!write(fd, line.data(), line.size());  // one write: lines never interleave (O_APPEND)
+  pthread_mutex_unlock(&g_fd_mu);
 }
 
 // Writes one line {"t_ns": t_ns, "type": type, <members written by body>}.
@@ -94,32 +138,73 @@ void snapshot(const char* type) {
 
 std::atomic<void (*)()> g_tick{nullptr};
 
-// The wake-up pipe of the flush thread (stream_wake writes one byte) and the process
-// that owns it: a forked child inherits the descriptors but not the thread.
-std::atomic<int> g_wake_read{-1}, g_wake_write{-1};
+// The flush thread's wake-up: a futex word, not a pipe, so that there is no descriptor the
+// program could close and reuse (a reused read end once looked like a wake-up and the
+// report was written early). stream_wake() bumps it; the owner process is kept because a
+// forked child inherits the word but not the thread.
+std::atomic<uint32_t> g_wake_seq{0};
+uint32_t g_wake_seen = 0;  // the flush thread's own
 std::atomic<pid_t> g_wake_pid{0};
 std::atomic<void (*)()> g_on_start{nullptr}, g_on_wake{nullptr};
 
+long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, timeout, nullptr, 0);
+}
+
 // Sleeps 100 ms, or less when woken; returns true when woken.
 bool sleep_tenth() {
-  const int rfd = g_wake_read.load(std::memory_order_acquire);
-  if (rfd < 0) {
-    usleep(100000);
-    return false;
+  uint32_t now = g_wake_seq.load(std::memory_order_acquire);
+  if (now == g_wake_seen) {
+    const timespec tenth{0, 100 * 1000 * 1000};
+    futex(&g_wake_seq, FUTEX_WAIT_PRIVATE, now, &tenth);
+    now = g_wake_seq.load(std::memory_order_acquire);
   }
-  pollfd p{rfd, POLLIN, 0};
-  if (poll(&p, 1, 100) <= 0) return false;
-  char drain[64];
-  while (read(rfd, drain, sizeof drain) > 0) {
-  }
+  if (now == g_wake_seen) return false;
+  g_wake_seen = now;
   return true;
 }
 
-void close_wake_pipe() {
-  const int r = g_wake_read.exchange(-1), w = g_wake_write.exchange(-1);
-  g_wake_pid.store(0);
-  if (r >= 0) close(r);
-  if (w >= 0) close(w);
+// Set when the main thread leaves through pthread_exit(3) (its thread-specific data is
+// destroyed then, never on exit()): from then on the process ends with its last thread.
+std::atomic<bool> g_main_left{false};
+pthread_key_t g_main_key;
+void on_main_left(void*) { g_main_left.store(true, std::memory_order_release); }
+
+// Marks the calling thread, when it is the main thread, so that its pthread_exit is seen.
+void watch_main_thread() {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  static bool have_key = false;
+  pthread_once(&once, [] { have_key = pthread_key_create(&g_main_key, on_main_left) == 0; });
+  g_main_left.store(false);
+  if (have_key && syscall(SYS_gettid) == getpid()) pthread_setspecific(g_main_key, &g_main_key);
+}
+
+// True when no thread but the calling one is alive: the main thread is a zombie (it left
+// through pthread_exit and stays in the thread group until the process ends) and the group
+// holds only it and us. proc(5): /proc/self/stat fields 3 (state) and 20 (num_threads).
+bool last_thread_alive() {
+  const int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  if (p == nullptr || p[1] != ' ') return false;
+  const char state = p[2];
+  int field = 3;
+  for (p += 2; *p != '\0' && field < 20; ++p)
+    if (*p == ' ') ++field;
+  return state == 'Z' && field == 20 && std::atoi(p) <= 2;
+}
+
+// The flush thread is no program thread: glibc ends the process when its last thread
+// leaves (exit(0) in that thread), and our thread would keep it alive forever, every
+// signal blocked (issue 22: main's pthread_exit after a CUDA call never ended). When only
+// we are left, end it as glibc would have: exit(0), which runs atexit and the report.
+void exit_if_last_thread() {
+  if (g_main_left.load(std::memory_order_acquire) && last_thread_alive()) exit(0);
 }
 
 void* flush_loop(void*) {
@@ -127,9 +212,11 @@ void* flush_loop(void*) {
   while (g_state.load(std::memory_order_acquire) == 1) {
     if (auto tick = g_tick.load(std::memory_order_acquire)) tick();
     snapshot("snapshot");
-    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i)
+    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) {
       if (sleep_tenth())
         if (auto wake = g_on_wake.load(std::memory_order_acquire)) wake();
+      exit_if_last_thread();
+    }
   }
   return nullptr;
 }
@@ -143,39 +230,52 @@ void stream_set_wake_handlers(void (*on_start)(), void (*on_wake)()) {
   g_on_wake.store(on_wake, std::memory_order_release);
 }
 
+void stream_set_warn(void (*fn)(const char* line)) { g_warn.store(fn, std::memory_order_release); }
+
 bool stream_wake() {
-  const int wfd = g_wake_write.load(std::memory_order_acquire);
-  if (wfd < 0 || g_state.load(std::memory_order_acquire) != 1 || g_wake_pid.load() != getpid()) return false;
+  if (g_state.load(std::memory_order_acquire) != 1 || g_wake_pid.load() != getpid()) return false;
   const int saved = errno;
-  const char one = 1;
-  const bool ok = write(wfd, &one, 1) == 1 || errno == EAGAIN;  // EAGAIN: a wake-up is already pending
+  g_wake_seq.fetch_add(1, std::memory_order_release);
+  futex(&g_wake_seq, FUTEX_WAKE_PRIVATE, 1, nullptr);
   errno = saved;
-  return ok;
+  return true;
 }
 
 void stream_configure(const char* dir, const char* host, int pid, int rank) {
-  const std::string name = rank >= 0 ? fmt::format("{}/cudashim-{}-{}-r{}.ndjson", dir, host, pid, rank)
-                                     : fmt::format("{}/cudashim-{}-{}.ndjson", dir, host, pid);
-  std::strncpy(g_path, name.c_str(), sizeof g_path - 1);
-  // A forked child starts its own stream: the parent's thread did not survive fork.
+  outputs_configure(dir, host, pid, rank);  // every output's base name: recorder/output_files.h
+  // A forked child starts its own stream: the parent's thread did not survive fork. The
+  // inherited descriptor is closed only while it still holds the parent's stream file, and
+  // the lock is new (fork may have copied it held).
+  g_fd_mu = PTHREAD_MUTEX_INITIALIZER;
   const int fd = g_fd.exchange(-1);
-  if (fd >= 0 && g_state.load() == 1) close(fd);
-  close_wake_pipe();
+  if (fd >= 0 && g_state.load() == 1 && is_stream_file(fd)) close(fd);
+  g_wake_pid.store(0);
+  g_wake_seen = g_wake_seq.load();
+  g_warned = false;
   g_state.store(0);
   g_nsamples.store(0);
   g_t0 = monotonic_ns();
+  watch_main_thread();
 }
 
 void stream_ensure_started() {
   int expected = 0;
   if (!g_state.compare_exchange_strong(expected, 1)) return;
-  if (char* slash = std::strrchr(g_path, '/'); slash != nullptr && slash != g_path) {
-    *slash = '\0';
-    mkdir(g_path, 0700);  // CUDASHIM_OUT may not exist yet; EEXIST is fine
-    *slash = '/';
-  }
-  const int fd = open(g_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // The process's first output: it claims the base name (a new one when host and pid repeat).
+  const int fd = outputs_create(".ndjson", O_WRONLY | O_APPEND);
   if (fd < 0) return;  // the report says why at exit; the job goes on
+  std::snprintf(g_path, sizeof g_path, "%s.ndjson", outputs_claim());
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    close(fd);
+    return;
+  }
+  g_dev = st.st_dev;
+  g_ino = st.st_ino;
+  g_open_path[0] = '\0';
+  if (g_path[0] != '/' && getcwd(g_open_path, sizeof g_open_path - 2) != nullptr)
+    std::strncat(g_open_path, "/", sizeof g_open_path - 1 - std::strlen(g_open_path));
+  std::strncat(g_open_path, g_path, sizeof g_open_path - 1 - std::strlen(g_open_path));
   g_fd.store(fd, std::memory_order_release);
   emit(0, "start", [](JsonWriter& w) {
     w.member("schema", "cudashim.events/1");
@@ -185,11 +285,6 @@ void stream_ensure_started() {
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  int wake[2];
-  if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) == 0) {
-    g_wake_read.store(wake[0], std::memory_order_release);
-    g_wake_write.store(wake[1], std::memory_order_release);
-  }
   pthread_t th;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -198,8 +293,6 @@ void stream_ensure_started() {
   if (pthread_create(&th, &attr, flush_loop, nullptr) == 0) {
     pthread_setname_np(th, "cudashim-flush");
     g_wake_pid.store(getpid());
-  } else {
-    close_wake_pipe();
   }
   pthread_attr_destroy(&attr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);

@@ -1,7 +1,9 @@
 // event_stream.h: the per-process NDJSON event stream.
 //
-// <dir>/cudashim-<host>-<pid>[-r<rank>].ndjson, one JSON object per line, appended
-// with single write(2) calls (O_APPEND): a snapshot every second from a background
+// <base>.ndjson (recorder/output_files.h: <dir>/cudashim-<host>-<pid>[-r<rank>], with the
+// start time when those repeat), one JSON object per line, appended
+// with single write(2) calls (O_APPEND; before each, fstat checks that the descriptor still
+// holds the file it created, else it is reopened by its path or no longer written): a snapshot every second from a background
 // thread (started by the first hooked call, so processes that never touch CUDA get
 // no thread and no file), events as they happen (findings, OOMs, library findings),
 // and a last line at exit. A process killed with SIGKILL loses at most its last
@@ -16,7 +18,8 @@
 
 namespace cudashim::recorder {
 
-// Sets the file name (called at start-up and in a forked child). Starts nothing.
+// Sets the file name, and every output's base (outputs_configure; called at start-up and in
+// a forked child). Starts nothing.
 void stream_configure(const char* out_dir, const char* host, int pid, int rank);
 
 // Starts the stream (file + flush thread) once; cheap after the first call.
@@ -30,6 +33,10 @@ void stream_set_tick(void (*fn)());
 // (shim/terminate.cpp). `on_start` runs on it once, as it starts (the process's first
 // CUDA call); `on_wake` runs on it after each stream_wake(). Set before the first call.
 void stream_set_wake_handlers(void (*on_start)(), void (*on_wake)());
+
+// Where the stream's one warning line goes (its descriptor was closed or reused by the
+// program: reopened, or no more lines). Set before the first call.
+void stream_set_warn(void (*fn)(const char* line));
 
 // Async-signal-safe: makes this process's flush thread run `on_wake` now instead of
 // sleeping out its second. Returns false when the process has no flush thread: no CUDA

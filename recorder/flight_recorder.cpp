@@ -18,6 +18,7 @@
 
 #include "recorder/clock.h"
 #include "recorder/ledger.h"
+#include "recorder/output_files.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_slots.h"
 
@@ -26,7 +27,7 @@ namespace {
 
 constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 struct sigaction g_previous[sizeof kSignals / sizeof kSignals[0]];
-char g_path[4096];
+std::atomic<bool> g_configured{false};
 std::atomic<bool> g_installed{false}, g_written{false};
 std::atomic<int> g_in_handler{0};
 // The thread that entered the handler first, and whether it finished the record: a
@@ -72,7 +73,7 @@ const char* signal_name(int sig) {
 
 // Renders and writes the record. Async-signal-safe.
 void write_record(const char* reason, int sig, uint64_t fault_address, const char* api, uint64_t result) {
-  if (g_path[0] == '\0') return;
+  if (!g_configured.load()) return;
   Out& o = g_out;
   o.n = 0;
   o.s("{\"schema\": \"cudashim.crash/1\", \"reason\": \"");
@@ -138,7 +139,9 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
     o.s("}");
   }
   o.s("]}}\n");
-  const int fd = open(g_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // A new file under the process's claimed base (O_EXCL, O_NOFOLLOW, 0600): never over an
+  // earlier process's record, whatever its mode (issue 22: O_TRUNC kept a planted 0666 file).
+  const int fd = outputs_create("-crash.json", O_WRONLY);
   if (fd < 0) return;
   size_t done = 0;
   while (done < o.n) {
@@ -158,9 +161,13 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   // process: 4 threads faulting at once left an empty record (preload.crash.flight_record).
   const long me = syscall(SYS_gettid);
   const bool first = g_in_handler.fetch_add(1) == 0;
+  // Every preloaded process has this handler, CUDA or not: a process that never made a
+  // CUDA call (Python's faulthandler, os.abort(), a runtime handling its own faults) gets
+  // no record, only the hand-over below (issue 22). Atomic loads only: async-signal-safe.
+  const bool cuda = has_activity();
   if (first) {
     g_writer_tid.store(me);
-    if (!g_written.exchange(true))
+    if (cuda && !g_written.exchange(true))
       write_record("signal", sig, info ? reinterpret_cast<uint64_t>(info->si_addr) : 0, "", 0);
     g_record_done.store(true, std::memory_order_release);
   } else if (g_writer_tid.load() != me) {
@@ -170,7 +177,7 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
     }
   }
   // abort(): the record is safe on disk; the full report may follow within a deadline.
-  if (first && sig == SIGABRT)
+  if (first && cuda && sig == SIGABRT)
     if (auto hook = g_abort_hook.load(std::memory_order_acquire)) hook();
   // Hand over to what was there before: a fault re-executes the instruction under
   // the previous action; a signal someone sent (kill, raise, abort) is re-raised.
@@ -191,21 +198,10 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
 }  // namespace
 
 void flight_configure(const char* dir, const char* host, int pid, int rank) {
-  // <dir>/cudashim-<host>-<pid>[-r<rank>]-crash.json, built without allocating.
-  Out name;
-  name.s(dir && *dir ? dir : ".");
-  name.s("/cudashim-");
-  name.s(host && *host ? host : "host");
-  name.s("-");
-  name.u(static_cast<uint64_t>(pid));
-  if (rank >= 0) {
-    name.s("-r");
-    name.u(static_cast<uint64_t>(rank));
-  }
-  name.s("-crash.json");
-  const size_t n = name.n < sizeof g_path - 1 ? name.n : sizeof g_path - 1;
-  std::memcpy(g_path, name.buf, n);
-  g_path[n] = '\0';
+  // <base>-crash.json, the base of recorder/output_files.h (set for these same values by
+  // stream_configure; set here too, so that the order of the two calls does not matter).
+  outputs_configure(dir, host, pid, rank);
+  g_configured.store(true);
   g_written.store(false);
   g_in_handler.store(0);
   g_writer_tid.store(0);

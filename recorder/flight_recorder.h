@@ -1,8 +1,9 @@
 // flight_recorder.h: the record a crash leaves behind.
 //
-// On SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT, and at the first sticky CUDA
-// error (700 illegal address, 719 launch failure, ...), one file
-// <dir>/cudashim-<host>-<pid>[-r<rank>]-crash.json (schema "cudashim.crash/1"):
+// In a process that made a CUDA call (recorder::has_activity()), on SIGSEGV, SIGBUS,
+// SIGFPE, SIGILL and SIGABRT, and at the first sticky CUDA
+// error (700 illegal address, 719 launch failure, ...), one new file <base>-crash.json
+// (recorder/output_files.h; created O_EXCL, 0600; schema "cudashim.crash/1"):
 // the last calls of every thread (their rings), the memory ledger per device and
 // what happened. Written with async-signal-safe calls only (open, write, close,
 // no allocation, no locks); then the signal goes to the handler that was there

@@ -11,7 +11,9 @@ extern "C" {
 const char* cudashim_version(void);
 
 /* Writes this process's JSON report now: to `path` when non-NULL, else to the
- * default per-process file in CUDASHIM_OUT. Returns 0, or a negative errno. */
+ * default per-process file in CUDASHIM_OUT. Returns 0, or a negative errno:
+ * -EEXIST when something this process did not write is at `path` (another file, a
+ * link, a device, a FIFO, a folder): it is left as it is (docs/outputs.md). */
 int cudashim_write_report(const char* path);
 
 /* Returns how many times the hooked ABI symbol `abi_name` (exact, e.g.

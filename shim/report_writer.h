@@ -6,12 +6,14 @@
 
 namespace cudashim::shim {
 
-// Returns the default report path: <out_dir>/cudashim-<host>-<pid>[-r<rank>].json.
+// Returns the default report path: <base>.json, the process's claimed base
+// (recorder/output_files.h: <out_dir>/cudashim-<host>-<pid>[-r<rank>], plus -t<start ms>
+// when an earlier process left outputs under that name). `out_dir` and `info` name it only
+// where the outputs were never configured (an inert process).
 std::string default_report_path(const std::string& out_dir, const recorder::ProcessInfo& info);
 
-// Writes `text` to `path` atomically: a temporary file created with O_EXCL,
-// O_NOFOLLOW and mode 0600 in the same folder, then renamed. Creates a missing
-// folder. Returns 0 or a negative errno.
+// recorder::write_file_atomically: whole or not at all, never over anything but a regular
+// file this process put there. Returns 0 or a negative errno (-EEXIST: left alone).
 int write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace cudashim::shim

@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -10,6 +11,7 @@
 
 #include "recorder/event_stream.h"
 #include "recorder/flight_recorder.h"
+#include "shim/log.h"
 
 namespace cudashim::shim {
 namespace {
@@ -19,7 +21,10 @@ constexpr int kAbortDeadlineMs = 1000;  // SIGABRT: the aborting thread may hold
 
 std::atomic<void (*)()> g_write{nullptr};
 std::atomic<int> g_phase{0};   // 0 nothing written, 1 being written, 2 written
-std::atomic<int> g_signal{0};  // the first signal that asked for the outputs
+std::atomic<int> g_signal{0};  // the first signal that asked for the outputs (kNoSignal: _exit)
+constexpr int kNoSignal = -1;
+std::atomic<pid_t> g_owner{0};  // the process these outputs belong to (not a vfork child)
+std::atomic<bool> g_armed{false};  // the flush thread writes on request (reports on, not inert)
 thread_local bool t_writing = false;  // initial-exec TLS: readable in a signal handler
 
 const char* signal_text(int sig) { return sig == SIGTERM ? "SIGTERM" : sig == SIGABRT ? "SIGABRT" : "signal"; }
@@ -30,7 +35,7 @@ void write_once_for(int sig) {
   int expected = 0;
   if (write == nullptr || !g_phase.compare_exchange_strong(expected, 1)) return;
   t_writing = true;
-  if (sig != 0) {
+  if (sig > 0) {
     try {
       recorder::stream_event(recorder::SignalEvent{sig, signal_text(sig)});
     } catch (...) {
@@ -41,8 +46,13 @@ void write_once_for(int sig) {
   g_phase.store(2, std::memory_order_release);
 }
 
-// The flush thread, woken by a handler below.
-void on_wake() { write_once_for(g_signal.load()); }
+// The flush thread, woken by a handler below. A wake-up with no signal behind it writes
+// nothing: only a signal's request ends the outputs early.
+void on_wake() {
+  if (const int sig = g_signal.load(); sig != 0) write_once_for(sig);
+}
+
+void stream_warning(const char* line) { log_message(LogLevel::warn, "{}", line); }
 
 // Async-signal-safe: asks the flush thread for the outputs and waits until they are
 // written, no writer is at work, or `deadline_ms` passed.
@@ -100,7 +110,10 @@ void arm_sigterm() {
 
 void termination_configure(void (*write)(), bool on_signals) {
   g_write.store(write, std::memory_order_release);
+  g_owner.store(getpid());
+  recorder::stream_set_warn(stream_warning);
   if (!on_signals) return;
+  g_armed.store(true);
   recorder::stream_set_wake_handlers(arm_sigterm, on_wake);
   recorder::flight_set_abort_hook(on_abort);
 }
@@ -110,6 +123,22 @@ void termination_write_once() { write_once_for(0); }
 void termination_after_fork() {
   g_phase.store(0);
   g_signal.store(0);
+  g_owner.store(getpid());
+}
+
+void termination_before_exec() {
+  if (getpid() == g_owner.load()) write_once_for(0);
+}
+
+void termination_after_failed_exec() {
+  if (getpid() != g_owner.load()) return;  // a vfork child: the phase is its parent's
+  int written = 2;
+  if (g_phase.compare_exchange_strong(written, 0)) g_signal.store(0);
+}
+
+void termination_before_image_ends() {
+  if (!g_armed.load() || getpid() != g_owner.load()) return;
+  request_outputs(kNoSignal, kTermDeadlineMs);
 }
 
 }  // namespace cudashim::shim

@@ -29,4 +29,17 @@ void termination_write_once();
 // In a forked child: nothing written yet for this process.
 void termination_after_fork();
 
+// Async-signal-safe, for the ends that skip the destructor (_exit, _Exit:
+// shim/exit_hooks.cpp): asks the flush thread for the outputs and waits for them (at most
+// 2 s). Returns at once when the process has no flush thread (no CUDA call) or in a vfork
+// child (its memory is its parent's: the parent's outputs are not its to write).
+void termination_before_image_ends();
+
+// Before an exec (shim/exit_hooks.cpp): the outputs, written now on the calling thread (as
+// exit() does), unless another end is writing them. Nothing in a vfork child.
+void termination_before_exec();
+
+// After an exec that failed (the image goes on): its real end writes the outputs again.
+void termination_after_failed_exec();
+
 }  // namespace cudashim::shim

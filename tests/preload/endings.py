@@ -64,7 +64,7 @@ def run(argv, with_shim, out, send_term=False, extra_env=None):
             p.kill()
         took = time.monotonic() - t0
     try:
-        stdout, stderr = p.communicate(timeout=60)
+        stdout, stderr = p.communicate(timeout=30)
     except subprocess.TimeoutExpired:
         p.kill()
         stdout, stderr = p.communicate()
@@ -107,6 +107,12 @@ CASES = [
     ("SIGTERM ignored by the program", [prog, "ignored"], False, {}, {"cuLaunchKernel": 101}),
     ("the program's own SIGTERM handler", [prog, "own"], False, {}, {"cuLaunchKernel": 100}),
     ("python, sigterm", [sys.executable, "-c", PY_JOB], True, {}, {"cuInit": 2}),
+    # The shim's flush thread outlived the last program thread and blocked every signal: the
+    # process never ended, and SIGTERM stayed pending (issue 22, item 1).
+    # exec replaced the image without a destructor: the old image's report was lost (item 7).
+    ("exec after CUDA calls (one failed exec first)", [prog, "exec"], False, {}, {"cuLaunchKernel": 200}),
+    ("pthread_exit of main, last thread", [prog, "pthread_exit"], False, {}, {"cuLaunchKernel": 100}),
+    ("pthread_exit of main, sigterm to the worker", [prog, "pthread_exit_worker"], True, {}, {"cuLaunchKernel": 100}),
 ]
 for name, argv, term, env, min_calls in CASES:
     with tempfile.TemporaryDirectory() as plain_out, tempfile.TemporaryDirectory() as out:

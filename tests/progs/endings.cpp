@@ -9,6 +9,15 @@
 //   ignored        SIGTERM set to SIG_IGN before any CUDA call: it stays ignored (exit 0)
 //   own            the program's own SIGTERM handler, set before any CUDA call, stays in
 //                  place and runs; it exits with 4
+//   pthread_exit   100 rounds, then the main thread calls pthread_exit(0): the process ends
+//                  (exit 0) when its last thread does (pthread_exit(3))
+//   _exit, _Exit   100 rounds, then _exit(5) or _Exit(6): no destructor, no atexit
+//   exec           100 rounds, an exec that fails (ENOENT), 100 more, then execl("/bin/sh",
+//                  "sh", "-c", "exit 7"): the new image makes no CUDA call
+//   pthread_exit_worker  one thread calls hooks forever; "ready"; the main thread calls
+//                  pthread_exit(0); the harness sends SIGTERM
+#include <pthread.h>
+#include <cerrno>
 #include <signal.h>
 #include <unistd.h>
 
@@ -94,6 +103,36 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "sigterm")) workers(threads, 0, nullptr);
   if (!std::strcmp(mode, "exit_thread")) workers(threads, 20000, [] { exit(9); });
   if (!std::strcmp(mode, "throw")) workers(threads, 20000, [] { throw std::runtime_error("endings: nobody catches this"); });
+  if (!std::strcmp(mode, "pthread_exit")) {
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    usleep(300000);  // the shim's flush thread is up
+    pthread_exit(nullptr);
+  }
+  if (!std::strcmp(mode, "_exit") || !std::strcmp(mode, "_Exit")) {
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    if (mode[1] == 'e') _exit(5);
+    _Exit(6);
+  }
+  if (!std::strcmp(mode, "exec")) {
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    char* const none[] = {const_cast<char*>("none"), nullptr};
+    if (execv("/nonexistent/endings-exec", none) != -1 || errno != ENOENT) return 1;
+    for (int i = 0; i < 100; ++i) round(c);
+    execl("/bin/sh", "sh", "-c", "exit 7", static_cast<char*>(nullptr));
+    return 1;
+  }
+  if (!std::strcmp(mode, "pthread_exit_worker")) {
+    static const Calls c = resolve();
+    std::thread([] {
+      for (;;) round(c);
+    }).detach();
+    usleep(300000);
+    say("ready");
+    pthread_exit(nullptr);
+  }
   if (!std::strcmp(mode, "nocuda")) {
     say("ready");
     park();

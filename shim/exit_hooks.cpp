@@ -1,0 +1,128 @@
+// exit_hooks.cpp: _exit(2), _Exit(3) and the exec(3) family, the ends that run no destructor.
+//
+// exec replaces the image: the old one's report is written first, on the calling thread as
+// exit() does; when the exec fails the process goes on, and its real end writes the report
+// again (over its own file; the stream has had its exit line).
+// os._exit, and so every multiprocessing fork child (it always leaves through os._exit),
+// and C programs that skip atexit on purpose, end here without reaching the library's
+// destructor. The wrappers ask for the outputs first (shim/terminate.h: written by the
+// flush thread, waited for at most 2 s, nothing when the process made no CUDA call), then
+// end the process through the C library's own function. _exit is async-signal-safe and
+// is called from signal handlers, so the writing is never done on the calling thread.
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdlib>
+
+#include "shim/real_dl.h"
+#include "shim/terminate.h"
+
+namespace cudashim::shim {
+namespace {
+
+using ExitFn = void (*)(int);
+
+[[noreturn]] void end_process(const char* name, int status) {
+  termination_before_image_ends();
+  if (auto real = reinterpret_cast<ExitFn>(real_dl().dlsym(RTLD_NEXT, name))) real(status);
+  for (;;) syscall(SYS_exit_group, status);  // no C library function found: what _exit does
+}
+
+template <typename Fn>
+Fn real_fn(const char* name) {
+  return reinterpret_cast<Fn>(real_dl().dlsym(RTLD_NEXT, name));
+}
+
+// The outputs of the image about to be replaced; `rc` is what the exec returned (it
+// returns only on failure): the outputs will be written again at the real end.
+int after_failed_exec(int rc) {
+  const int saved = errno;
+  termination_after_failed_exec();
+  errno = saved;
+  return rc;
+}
+
+using ExecveFn = int (*)(const char*, char* const[], char* const[]);
+using ExecvFn = int (*)(const char*, char* const[]);
+using FexecveFn = int (*)(int, char* const[], char* const[]);
+
+// execl, execlp, execle: the argument list as an array (at most 4096 arguments, as the
+// C library's own limit on the stack is far larger; more is E2BIG).
+constexpr int kMaxArgs = 4096;
+bool collect_args(const char* arg0, va_list ap, char** argv) {
+  int n = 0;
+  argv[n++] = const_cast<char*>(arg0);
+  while (argv[n - 1] != nullptr) {
+    if (n == kMaxArgs) return false;
+    argv[n++] = va_arg(ap, char*);
+  }
+  return true;
+}
+
+}  // namespace
+}  // namespace cudashim::shim
+
+using namespace cudashim::shim;
+
+extern "C" __attribute__((visibility("default"))) int execve(const char* path, char* const argv[], char* const envp[]) {
+  termination_before_exec();
+  return after_failed_exec(real_fn<ExecveFn>("execve")(path, argv, envp));
+}
+
+extern "C" __attribute__((visibility("default"))) int execv(const char* path, char* const argv[]) {
+  termination_before_exec();
+  return after_failed_exec(real_fn<ExecvFn>("execv")(path, argv));
+}
+
+extern "C" __attribute__((visibility("default"))) int execvp(const char* file, char* const argv[]) {
+  termination_before_exec();
+  return after_failed_exec(real_fn<ExecvFn>("execvp")(file, argv));
+}
+
+extern "C" __attribute__((visibility("default"))) int execvpe(const char* file, char* const argv[],
+                                                              char* const envp[]) {
+  termination_before_exec();
+  return after_failed_exec(real_fn<ExecveFn>("execvpe")(file, argv, envp));
+}
+
+extern "C" __attribute__((visibility("default"))) int fexecve(int fd, char* const argv[], char* const envp[]) {
+  termination_before_exec();
+  return after_failed_exec(real_fn<FexecveFn>("fexecve")(fd, argv, envp));
+}
+
+extern "C" __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
+  static thread_local char* argv[kMaxArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect_args(arg, ap, argv);
+  va_end(ap);
+  if (!ok) return errno = E2BIG, -1;
+  return execv(path, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
+  static thread_local char* argv[kMaxArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect_args(arg, ap, argv);
+  va_end(ap);
+  if (!ok) return errno = E2BIG, -1;
+  return execvp(file, argv);
+}
+
+extern "C" __attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
+  static thread_local char* argv[kMaxArgs];
+  va_list ap;
+  va_start(ap, arg);
+  const bool ok = collect_args(arg, ap, argv);
+  char* const* envp = ok ? va_arg(ap, char* const*) : nullptr;
+  va_end(ap);
+  if (!ok) return errno = E2BIG, -1;
+  return execve(path, argv, envp);
+}
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) { end_process("_exit", status); }
+
+extern "C" __attribute__((visibility("default"), noreturn)) void _Exit(int status) { end_process("_Exit", status); }
