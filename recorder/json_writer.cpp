@@ -5,6 +5,8 @@
 
 #include <iterator>
 
+#include "recorder/utf8.h"
+
 namespace cudashim {
 
 void JsonWriter::separate(Level& l) {
@@ -71,7 +73,8 @@ void JsonWriter::value(JsonFixed f) {
 }
 
 // The one JSON string escaper: quotes and backslashes escaped, \n \t \r by name, other control characters as \u00XX
-// (RFC 8259, section 7). Other bytes pass as they are.
+// (RFC 8259, section 7). Valid UTF-8 passes as it is; each byte outside a well-formed UTF-8 sequence becomes the text
+// \xNN (recorder/utf8.h), written here as "\\xNN": the document stays valid JSON whatever bytes the process gave.
 void JsonWriter::string(std::string_view s) {
   before_value();
   escaped(s);
@@ -79,7 +82,18 @@ void JsonWriter::string(std::string_view s) {
 
 void JsonWriter::escaped(std::string_view s) {
   out_ += '"';
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      if (const size_t n = utf8_sequence_length(s.substr(i)); n > 0) {
+        out_.append(s.data() + i, n);
+        i += n;
+      } else {
+        fmt::format_to(std::back_inserter(out_), "\\\\x{:02x}", c);
+        ++i;
+      }
+      continue;
+    }
     switch (c) {
       case '"': out_ += "\\\""; break;
       case '\\': out_ += "\\\\"; break;
@@ -92,6 +106,7 @@ void JsonWriter::escaped(std::string_view s) {
         else
           out_ += static_cast<char>(c);
     }
+    ++i;
   }
   out_ += '"';
 }

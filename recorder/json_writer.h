@@ -57,7 +57,8 @@ class JsonWriter {
   // Names the next value. pre: directly inside an object.
   JsonWriter& key(std::string_view name);
 
-  // Values.
+  // Values. A string is escaped (RFC 8259) and made valid UTF-8: each byte outside a
+  // well-formed UTF-8 sequence is written as the text \xNN (recorder/utf8.h).
   void string(std::string_view s);
   void value(std::string_view s) { string(s); }
   void value(const char* s) { s ? string(s) : null(); }  // nullptr: null

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/doctor.h"
+#include "tools/json_output.h"
 
 namespace cudashim::tools {
 using namespace cudashim::symbols;
@@ -171,7 +172,7 @@ std::string render_doctor_json(const DoctorReport& report) {
                    {"open_kernel_module", report.driver.open_module},
                    {"libcuda_in_use", report.driver.libcuda_in_use},
                    {"libcuda_copies", report.driver.libcuda_copies}};
-  return doc.dump(2) + "\n";
+  return dump_utf8(doc, 2) + "\n";  // file and symbol names need not be UTF-8
 }
 
 }  // namespace cudashim::tools

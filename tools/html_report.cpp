@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
 #include <map>
+
+#include "tools/input_files.h"
 
 namespace cudashim::tools {
 namespace {
@@ -26,12 +28,9 @@ std::string esc(std::string_view s) {
 
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
-std::string label_of(const nlohmann::json& d) {
-  const auto& p = d["process"];
-  std::string exe = p.value("exe", "?");
-  exe = exe.substr(exe.rfind('/') + 1);
-  return p["rank"].is_number() ? fmt::format("rank {} (pid {}, {})", p["rank"].get<int>(), p.value("pid", 0), exe)
-                               : fmt::format("pid {} ({})", p.value("pid", 0), exe);
+std::string label_of(const ProcessReport& p) {
+  std::string exe = p.exe.substr(p.exe.rfind('/') + 1);
+  return p.rank ? fmt::format("rank {} (pid {}, {})", *p.rank, p.pid, exe) : fmt::format("pid {} ({})", p.pid, exe);
 }
 
 // A line chart of (seconds, MiB) series.
@@ -84,7 +83,7 @@ std::string bar_chart(const std::vector<std::tuple<std::string, double, std::str
 
 }  // namespace
 
-std::string render_html(const std::vector<LoadedReport>& reports) {
+std::string render_html(const std::vector<LoadedReport>& reports, std::vector<std::string>& problems) {
   std::string h = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>cudashim report</title><style>"
                   "body{font-family:DejaVu Sans,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
                   "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f0f0f0}"
@@ -93,56 +92,59 @@ std::string render_html(const std::vector<LoadedReport>& reports) {
   // Processes
   h += "<h2>Processes</h2><table><tr><th>process</th><th>hooked calls</th><th>blocked</th><th>share of wall</th>"
        "<th>peak device memory</th></tr>";
-  std::vector<const LoadedReport*> procs;
+  std::vector<std::pair<const LoadedReport*, const ProcessReport*>> procs;
   for (const auto& r : reports)
-    if (r.doc.value("schema", "") == "cudashim.report/1") procs.push_back(&r);
-  for (const auto* r : procs) {
-    const auto& d = r->doc;
-    uint64_t calls = 0, peak = 0;
-    for (const auto& [n, row] : d["api"].items()) calls += row.value("calls", 0ull);
-    for (const auto& dev : d["memory"]["devices"]) peak = std::max<uint64_t>(peak, dev.value("peak_bytes", 0ull));
-    const double b = d["blocking"].value("blocked_ns", 0ull) / 1e6, w = d["blocking"].value("wall_ns", 1ull) / 1e6;
+    if (const auto* p = std::get_if<ProcessReport>(&r.what)) procs.emplace_back(&r, p);
+  auto peak_of = [](const ProcessReport& d) {
+    uint64_t peak = 0;
+    for (const DeviceMemory& dev : d.devices) peak = std::max(peak, dev.peak_bytes);
+    return peak;
+  };
+  for (const auto& [r, d] : procs) {
+    uint64_t calls = 0;
+    for (const ApiRow& row : d->api) calls += row.calls;
+    const double b = d->blocked_ns / 1e6, w = (d->wall_ns > 0 ? d->wall_ns : 1) / 1e6;
     h += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f} ms</td><td>{:.2f}%</td><td>{:.1f} MiB</td></tr>",
-                     esc(label_of(d)), calls, b, 100 * b / w, peak / 1048576.0);
+                     esc(label_of(*d)), calls, b, 100 * b / w, peak_of(*d) / 1048576.0);
   }
   h += "</table>";
-  // Memory over time, from the streams
+  // Memory over time, from the streams next to the reports (read as hostile as the reports:
+  // tools/report_reader.h, read_stream); a stream that is missing is no problem.
   std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> series;
-  for (const auto* r : procs) {
-    std::ifstream nd(r->path.substr(0, r->path.size() - 5) + ".ndjson");
-    std::map<int, std::vector<std::pair<double, double>>> per_dev;
-    for (std::string line; std::getline(nd, line);) {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.contains("devices")) continue;
-      for (const auto& dev : j["devices"])
-        per_dev[dev.value("device", 0)].push_back({j.value("t_ns", 0ull) / 1e9, dev.value("live_bytes", 0ull) / 1048576.0});
-    }
-    for (auto& [dev, pts] : per_dev) series.push_back({fmt::format("{}, device {}", label_of(r->doc), dev), std::move(pts)});
+  for (const auto& [r, d] : procs) {
+    const std::string stream = std::filesystem::path(r->path).replace_extension(".ndjson").string();
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(stream, ec))) continue;
+    StreamSummary summary;
+    std::vector<StreamCounters> samples;
+    if (const std::string problem = read_stream(stream, summary, nullptr, &samples); !problem.empty())
+      problems.push_back(fmt::format("{}: {} (the memory plot of {} stops there)", shown(stream), problem, label_of(*d)));
+    std::map<int64_t, std::vector<std::pair<double, double>>> per_dev;
+    for (const StreamCounters& c : samples)
+      for (const DeviceMemory& dev : c.devices) per_dev[dev.device].push_back({c.t_ns / 1e9, dev.live_bytes / 1048576.0});
+    for (auto& [dev, pts] : per_dev) series.push_back({fmt::format("{}, device {}", label_of(*d), dev), std::move(pts)});
   }
   h += "<h2>Device memory over time</h2>";
   h += series.empty() ? "<p>No event streams (.ndjson) next to the reports.</p>" : line_chart(series);
   // Blocked time by call site
   std::vector<std::tuple<std::string, double, std::string>> sites;
-  for (const auto* r : procs)
-    for (const auto& f : r->doc["findings"])
-      for (const auto& s : f["sites"])
-        sites.emplace_back(site_where(s), s.value("blocked_ns", 0ull) / 1e6,
-                           fmt::format("{:.2f} ms, {} calls, {}", s.value("blocked_ns", 0ull) / 1e6, s.value("count", 0ull),
-                                       f.value("id", "")));
+  for (const auto& [r, d] : procs)
+    for (const Finding& f : d->findings)
+      for (const FindingSite& s : f.sites)
+        sites.emplace_back(s.text(), s.blocked_ns / 1e6,
+                           fmt::format("{:.2f} ms, {} calls, {}", s.blocked_ns / 1e6, s.count, f.id));
   std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return std::get<1>(a) > std::get<1>(b); });
   if (sites.size() > 20) sites.resize(20);
   h += "<h2>Blocked time by call site</h2>";
   h += sites.empty() ? "<p>No finding has a call site.</p>" : bar_chart(sites, "#d62728");
   // Ranks side by side
   std::vector<std::tuple<std::string, double, std::string>> ranks_mem, ranks_blk;
-  for (const auto* r : procs) {
-    const auto& p = r->doc["process"];
-    if (!p["rank"].is_number()) continue;
-    uint64_t peak = 0;
-    for (const auto& dev : r->doc["memory"]["devices"]) peak = std::max<uint64_t>(peak, dev.value("peak_bytes", 0ull));
-    const double b = r->doc["blocking"].value("blocked_ns", 0ull) / 1e6;
-    ranks_mem.emplace_back(fmt::format("rank {}", p["rank"].get<int>()), peak / 1048576.0, fmt::format("{:.1f} MiB", peak / 1048576.0));
-    ranks_blk.emplace_back(fmt::format("rank {}", p["rank"].get<int>()), b, fmt::format("{:.2f} ms", b));
+  for (const auto& [r, d] : procs) {
+    if (!d->rank) continue;
+    const uint64_t peak = peak_of(*d);
+    const double b = d->blocked_ns / 1e6;
+    ranks_mem.emplace_back(fmt::format("rank {}", *d->rank), peak / 1048576.0, fmt::format("{:.1f} MiB", peak / 1048576.0));
+    ranks_blk.emplace_back(fmt::format("rank {}", *d->rank), b, fmt::format("{:.2f} ms", b));
   }
   if (!ranks_mem.empty()) {
     h += "<h2>Ranks side by side</h2><h3>Peak device memory</h3>" + bar_chart(ranks_mem, "#1f77b4");
@@ -151,16 +153,15 @@ std::string render_html(const std::vector<LoadedReport>& reports) {
   // Findings
   h += "<h2>Findings</h2><table><tr><th>process</th><th>severity</th><th>id</th><th>where</th><th>count</th>"
        "<th>blocked</th><th>fix</th></tr>";
-  for (const auto* r : procs) {
-    for (const auto& f : r->doc["findings"])
+  for (const auto& [r, d] : procs) {
+    for (const Finding& f : d->findings)
       h += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f} ms</td><td>{}</td></tr>",
-                       esc(label_of(r->doc)), esc(f.value("severity", "")), esc(f.value("severity", "")), esc(f.value("id", "")),
-                       esc(f["sites"].empty() ? std::string("(process-wide)") : site_where(f["sites"][0])),
-                       f.value("count", 0ull), f.value("blocked_ns", 0ull) / 1e6, esc(f.value("fix", "")));
-    for (const auto& f : r->doc["library_findings"])
+                       esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id),
+                       esc(f.sites.empty() ? std::string("(process-wide)") : f.sites[0].text()), f.count,
+                       f.blocked_ns / 1e6, esc(f.fix));
+    for (const Finding& f : d->library_findings)
       h += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td></td><td></td><td>{}</td></tr>",
-                       esc(label_of(r->doc)), esc(f.value("severity", "")), esc(f.value("severity", "")), esc(f.value("id", "")),
-                       esc(f.value("message", "")), esc(f.value("fix", "")));
+                       esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id), esc(f.message), esc(f.fix));
   }
   h += "</table></body></html>\n";
   return h;

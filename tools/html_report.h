@@ -10,7 +10,9 @@
 
 namespace cudashim::tools {
 
-// Renders the page. Streams are looked up next to each report (same name, .ndjson).
-std::string render_html(const std::vector<LoadedReport>& reports);
+// Renders the page. Streams are looked up next to each report (same name, .ndjson) and
+// read as load_reports reads one: a stream that cannot be read, or is damaged, adds one
+// line to `problems` (its plot has what was read before the damage).
+std::string render_html(const std::vector<LoadedReport>& reports, std::vector<std::string>& problems);
 
 }  // namespace cudashim::tools

@@ -12,19 +12,24 @@
 #include "catalog/hooks.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
+#include "tools/json_output.h"
 #include "tools/rank_compare.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
 
 namespace {
 
+// `cudashim report PATH...`. Exit status: 0 when every input was read; 3 when some could
+// not be (each named on stderr in one line) and the rest is summarized; 1 when no report
+// was found or none could be read; 2 when the HTML page cannot be written.
 int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html) {
   std::vector<std::string> problems;
   const auto reports = cudashim::tools::load_reports(paths, problems);
+  const std::string page = html.empty() ? "" : cudashim::tools::render_html(reports, problems);
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
   if (!html.empty()) {
     std::ofstream f(html);
-    f << cudashim::tools::render_html(reports);
+    f << page;
     if (!f) {
       fmt::print(stderr, "cudashim report: cannot write {}: check the folder exists and is writable\n", html);
       return 2;
@@ -35,13 +40,14 @@ int cmd_report(const std::vector<std::string>& paths, bool json, const std::stri
   if (json) {
     auto merged = cudashim::tools::merge_reports(reports);
     if (!ranks.json.is_null()) merged["rank_comparison"] = ranks.json;
-    std::cout << merged.dump(2) << "\n";
+    std::cout << cudashim::tools::dump_utf8(merged, 2) << "\n";
   } else {
     const bool color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
     std::cout << cudashim::tools::render_summary(reports, color) << ranks.text;
     if (reports.empty()) std::cout << "no cudashim reports found in the given paths\n";
   }
-  return reports.empty() ? 1 : 0;
+  if (reports.empty()) return 1;
+  return problems.empty() ? 0 : 3;
 }
 
 int cmd_hooks(bool names_only, bool markdown) {
@@ -139,7 +145,8 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> report_paths;
   bool report_json = false;
-  auto* report_cmd = app.add_subcommand("report", "summarize report files or run folders");
+  auto* report_cmd = app.add_subcommand("report", "summarize report files or run folders (exit 0: all read; 3: some "
+                                                  "files could not be, each named on stderr; 1: no report; 2: --html unwritable)");
   report_cmd->add_option("paths", report_paths, "report files or folders")->required();
   report_cmd->add_flag("--json", report_json, "print the reports merged as JSON");
   std::string report_html;

@@ -7,13 +7,15 @@
 #include <map>
 #include <set>
 
+#include "tools/input_files.h"
+
 namespace cudashim::tools {
 namespace {
 
 struct Rank {
-  int rank;
+  int64_t rank;
   std::string host;
-  int pid;
+  int64_t pid;
   uint64_t peak = 0, blocked = 0, wall = 0;
   std::set<std::string> libraries;  // "family file"
 };
@@ -29,16 +31,11 @@ double median(std::vector<double> v) {
 RankComparison compare_ranks(const std::vector<LoadedReport>& reports) {
   std::vector<Rank> ranks;
   for (const auto& r : reports) {
-    const auto& d = r.doc;
-    if (d.value("schema", "") != "cudashim.report/1") continue;
-    const auto& p = d.value("process", nlohmann::json::object());
-    if (!p.contains("rank") || !p["rank"].is_number()) continue;
-    Rank k{p["rank"].get<int>(), p.value("host", ""), p.value("pid", 0), 0, 0, 0, {}};
-    for (const auto& dev : d["memory"].value("devices", nlohmann::json::array())) k.peak = std::max<uint64_t>(k.peak, dev.value("peak_bytes", 0ull));
-    k.blocked = d["blocking"].value("blocked_ns", 0ull);
-    k.wall = d["blocking"].value("wall_ns", 0ull);
-    for (const auto& l : d.value("libraries", nlohmann::json::array()))
-      k.libraries.insert(l.value("family", "?") + " " + l.value("file", "?"));
+    const auto* d = std::get_if<ProcessReport>(&r.what);
+    if (d == nullptr || !d->rank) continue;
+    Rank k{*d->rank, shown(d->host), d->pid, 0, d->blocked_ns, d->wall_ns, {}};
+    for (const DeviceMemory& dev : d->devices) k.peak = std::max(k.peak, dev.peak_bytes);
+    for (const LoadedLibrary& l : d->libraries) k.libraries.insert(shown(l.family) + " " + shown(l.file));
     ranks.push_back(std::move(k));
   }
   RankComparison out;

@@ -8,14 +8,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "catalog/findings.h"
+#include "recorder/utf8.h"
 #include "symbols/debug_lines.h"
 #include "symbols/symtab.h"
+#include "tools/input_files.h"
 
 namespace fs = std::filesystem;
 
@@ -76,6 +77,10 @@ const ModuleNow& module_now(const std::string& path) {
   m.exists = true;
   m.size = static_cast<uint64_t>(st.st_size);
   m.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  if (!S_ISREG(st.st_mode)) {  // a report may name a FIFO or a device: opening it could block or never end
+    m.error = fmt::format("{} is not a regular file", path);
+    return m;
+  }
   auto lines = symbols::DebugLines::open(path);
   if (!lines.ok()) {
     m.error = lines.error();
@@ -99,19 +104,23 @@ std::string demangled(const std::string& name) {
   return out;
 }
 
-// One recorded frame {file, address, build_id, size, mtime_ns} against the file now.
-nlohmann::json resolve_frame(const nlohmann::json& frame) {
+// One recorded frame against the file now: {status, text, function, file, line, column, debug_file}.
+nlohmann::json resolve_frame(const std::optional<RecordedFrame>& frame) {
   using nlohmann::json;
   json out = {{"status", "unknown"}, {"text", "?"}, {"function", nullptr}, {"file", nullptr},
               {"line", nullptr},     {"column", nullptr}, {"debug_file", nullptr}};
-  if (!frame.is_object() || !frame.contains("file") || !frame["file"].is_string() || !frame.contains("address") ||
-      !frame["address"].is_number_unsigned())
-    return out;
-  const std::string path = frame["file"].get<std::string>();
-  const uint64_t address = frame["address"].get<uint64_t>();
+  if (!frame || !frame->file || !frame->address) return out;
+  const std::string& path = *frame->file;
+  const uint64_t address = *frame->address;
   const std::string base = fs::path(path).filename().string();
   const std::string raw = fmt::format("{}+{:#x}", base, address);
-  const ModuleNow& m = module_now(path);
+  // A name that was not UTF-8 is recorded with \xNN for each such byte (docs/report-schema.md):
+  // the file on disk has the bytes.
+  const ModuleNow* now = &module_now(path);
+  if (!now->exists && path.find("\\x") != std::string::npos) {
+    if (const std::string bytes = utf8_bytes_back(path); bytes != path && module_now(bytes).exists) now = &module_now(bytes);
+  }
+  const ModuleNow& m = *now;
   auto no_line = [&](const char* status, const std::string& why) {
     out["status"] = status;
     out["text"] = fmt::format("{} ({}; no source line)", raw, why);
@@ -119,13 +128,11 @@ nlohmann::json resolve_frame(const nlohmann::json& frame) {
   };
   if (!m.exists) return no_line("missing", fmt::format("{} is gone since the run", path));
   if (!m.lines) return no_line("unreadable", m.error);
-  const std::string rec_id = frame.value("build_id", "");
-  const uint64_t rec_size = frame.value("size", 0ull);
-  const int64_t rec_mtime = frame.value("mtime_ns", int64_t{0});
+  const std::string& rec_id = frame->build_id;
   if (!rec_id.empty() && rec_id != m.lines->build_id())
     return no_line("changed", fmt::format("{} changed since the run: build-id {} then, {} now", path, rec_id,
                                           m.lines->build_id().empty() ? "none" : m.lines->build_id()));
-  if (rec_id.empty() && rec_size != 0 && (rec_size != m.size || rec_mtime != m.mtime_ns))
+  if (rec_id.empty() && frame->size != 0 && (frame->size != m.size || frame->mtime_ns != m.mtime_ns))
     return no_line("changed", fmt::format("{} changed since the run: size or modification time differ", path));
   // The call is the instruction before the return address.
   const uint64_t pc = address > 0 ? address - 1 : 0;
@@ -160,135 +167,198 @@ std::string current_finding_id(const std::string& id) {
   return f == FindingId::none ? id : finding_info(f).name;
 }
 
-// The same, for every finding of a report: "findings" and "library_findings".
-void current_finding_ids(nlohmann::json& doc) {
-  for (const char* section : {"findings", "library_findings"}) {
-    if (!doc.contains(section) || !doc[section].is_array()) continue;
-    for (auto& f : doc[section])
-      if (f.is_object() && f.contains("id") && f["id"].is_string())
-        f["id"] = current_finding_id(f["id"].get<std::string>());
-  }
-}
-
-void add_file(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std::string>& problems) {
-  std::ifstream f(p);
-  if (!f) {
-    problems.push_back(fmt::format("{}: cannot be read", p.string()));
-    return;
-  }
-  nlohmann::json doc = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) {
-    problems.push_back(fmt::format("{}: not a JSON report (truncated or corrupt); skipped", p.string()));
-    return;
-  }
-  if (doc.value("schema", "") == "cudashim.crash/1") {
-    out.push_back({p.string(), std::move(doc)});
-    return;
-  }
-  if (doc.value("schema", "") != "cudashim.report/1") {
-    problems.push_back(fmt::format("{}: schema '{}' is not cudashim.report/1; skipped", p.string(),
-                                   doc.value("schema", "none")));
-    return;
-  }
-  current_finding_ids(doc);
-  resolve_native_sites(doc);
-  out.push_back({p.string(), std::move(doc)});
-}
-
-// A process's event stream (cudashim-*.ndjson), for a process that left no report (killed
-// with SIGKILL, or still running): what it said up to its last complete line.
-void add_stream(const fs::path& p, std::vector<LoadedReport>& out, std::vector<std::string>& problems) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) {
-    problems.push_back(fmt::format("{}: cannot be read", p.string()));
-    return;
-  }
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  nlohmann::json doc = {{"schema", "cudashim.stream-summary/1"}, {"pid", 0}, {"lines", 0}, {"ended", false},
-                        {"last_t_ns", 0}, {"last_counters", nullptr}, {"findings", nlohmann::json::array()},
-                        {"libraries_loaded", 0}, {"signal", nullptr}, {"cut", nullptr}};
-  size_t pos = 0, line_no = 0;
-  while (pos < text.size()) {
-    const size_t nl = text.find('\n', pos);
-    const bool complete = nl != std::string::npos;
-    const std::string line = text.substr(pos, complete ? nl - pos : std::string::npos);
-    ++line_no;
-    nlohmann::json ev = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (!complete || ev.is_discarded() || !ev.is_object()) {
-      doc["cut"] = fmt::format("line {} is {} ({} bytes) and was not read{}", line_no,
-                               complete ? "not JSON" : "incomplete", line.size(),
-                               complete ? fmt::format(", nor the {} bytes after it", text.size() - nl - 1) : "");
-      break;
-    }
-    doc["lines"] = line_no;
-    if (ev.contains("t_ns") && ev["t_ns"].is_number()) doc["last_t_ns"] = ev["t_ns"];
-    const std::string type = ev.value("type", "");
-    if (type == "start") doc["pid"] = ev.value("pid", 0);
-    else if (type == "snapshot" || type == "exit") doc["last_counters"] = ev;
-    if (type == "exit") doc["ended"] = true;
-    else if (type == "finding") doc["findings"].push_back(current_finding_id(ev.value("id", "?")));
-    else if (type == "library_load") doc["libraries_loaded"] = doc["libraries_loaded"].get<int>() + 1;
-    else if (type == "signal") doc["signal"] = ev;
-    pos = nl + 1;
-  }
-  if (line_no == 0) {
-    problems.push_back(fmt::format("{}: an empty event stream; skipped", p.string()));
-    return;
-  }
-  out.push_back({p.string(), std::move(doc)});
-}
-
-// True when `p` (cudashim-X.ndjson) has its process's report beside it (cudashim-X.json).
-bool has_report(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(fs::path(p).replace_extension(".json"), ec);
-}
-
-}  // namespace
-
-void resolve_native_sites(nlohmann::json& doc) {
-  if (!doc.contains("findings") || !doc["findings"].is_array()) return;
-  for (auto& f : doc["findings"]) {
-    if (!f.is_object() || !f.contains("sites") || !f["sites"].is_array()) continue;
-    for (auto& site : f["sites"]) {
-      if (!site.is_object()) continue;
-      if (site.contains("where_frame") && site["where_frame"].is_object())
-        site["where_source"] = resolve_frame(site["where_frame"]);
-      if (site.contains("frames") && site["frames"].is_array()) {
-        nlohmann::json texts = nlohmann::json::array();
-        for (const auto& fr : site["frames"]) texts.push_back(resolve_frame(fr)["text"]);
-        site["native_source"] = std::move(texts);
+// Every finding of a report read as today's id, and its native call sites resolved
+// (where_source, native_source), in the model and in the document --json prints. pre: the
+// model was read from `doc` without a problem, so each finding and site of the model is
+// the element of the same index in `doc`.
+void complete_findings(ProcessReport& r, nlohmann::json& doc) {
+  for (auto [section, list] : {std::pair{"findings", &r.findings}, std::pair{"library_findings", &r.library_findings}}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      Finding& f = (*list)[i];
+      nlohmann::json& jf = doc[section][i];
+      if (jf.contains("id")) jf["id"] = f.id = current_finding_id(f.id);
+      if (section != std::string_view("findings")) continue;
+      for (size_t k = 0; k < f.sites.size(); ++k) {
+        FindingSite& site = f.sites[k];
+        nlohmann::json& js = jf["sites"][k];
+        if (site.where_frame) {
+          nlohmann::json where = resolve_frame(site.where_frame);
+          site.where_source = where["text"].get<std::string>();
+          js["where_source"] = std::move(where);
+        }
+        if (site.frames) {
+          nlohmann::json texts = nlohmann::json::array();
+          for (const auto& fr : *site.frames) texts.push_back(resolve_frame(fr)["text"]);
+          js["native_source"] = std::move(texts);
+        }
       }
     }
   }
 }
 
-std::string site_where(const nlohmann::json& site) {
-  if (site.contains("where_source") && site["where_source"].is_object() && site["where_source"].contains("text") &&
-      site["where_source"]["text"].is_string())
-    return site["where_source"]["text"].get<std::string>();
-  return site.value("where", "?");
+// A report or a flight record. Returns the problem with it ("" when it was loaded).
+std::string add_document(const std::string& path, std::vector<LoadedReport>& out) {
+  std::string why;
+  auto file = InputFile::open(path, why);
+  if (!file) return why + "; skipped";
+  const auto text = file->read_all(kMaxDocumentBytes, why);
+  if (!text) return why + "; skipped";
+  bool too_deep = false;
+  auto doc = parse_bounded(*text, why, &too_deep);
+  if (too_deep) return fmt::format("nested deeper than {} levels, which no report is; skipped", kMaxJsonDepth);
+  if (!doc) return fmt::format("not a JSON report (truncated or corrupt): {}; skipped", why);
+  if (!doc->is_object()) return fmt::format("not a JSON report (truncated or corrupt): the document is {}; skipped",
+                                            doc->is_array() ? "an array" : "no object");
+  Fields fields(*doc);
+  const std::string schema = fields.root().get<std::string>("schema", "none");
+  if (!fields.ok()) return fields.problem() + "; skipped";
+  const char* damaged = "; skipped (the shim never writes that: the file was edited or damaged)";
+  if (schema == "cudashim.crash/1") {
+    CrashRecord c = read_crash_record(fields);
+    if (!fields.ok()) return fields.problem() + damaged;
+    out.push_back({path, std::move(*doc), std::move(c)});
+    return "";
+  }
+  if (schema != "cudashim.report/1")
+    return fmt::format("schema '{}' is not cudashim.report/1; skipped", shown(schema));
+  ProcessReport r = read_process_report(fields);
+  if (!fields.ok()) return fields.problem() + damaged;
+  complete_findings(r, *doc);
+  out.push_back({path, std::move(*doc), std::move(r)});
+  return "";
+}
+
+// A process's event stream (cudashim-*.ndjson), for a process that left no report (killed
+// with SIGKILL, or still running): what it said up to its last complete line. Returns
+// the problem with it ("" when none).
+std::string add_stream(const std::string& path, std::vector<LoadedReport>& out) {
+  StreamSummary s;
+  nlohmann::json doc;
+  const std::string problem = read_stream(path, s, &doc, nullptr);
+  // Nothing read: an empty stream or a damaged first line is skipped; a first line cut short
+  // (a process killed in its first write) is still shown, as a stream that stops there.
+  if (s.lines == 0 && (!s.cut || !problem.empty())) return problem.empty() ? "an empty event stream; skipped" : problem;
+  out.push_back({path, std::move(doc), std::move(s)});
+  return problem;
+}
+
+bool is_stream(const std::string& path) { return fs::path(path).extension() == ".ndjson"; }
+
+std::string stream_sibling(const std::string& path) { return fs::path(path).replace_extension(".json").string(); }
+
+}  // namespace
+
+std::string read_stream(const std::string& path, StreamSummary& s, nlohmann::json* doc,
+                        std::vector<StreamCounters>* samples) {
+  s = StreamSummary{};
+  nlohmann::json last_counters, signal;
+  std::string problem;
+  auto fill_doc = [&] {
+    if (!doc) return;
+    nlohmann::json findings = nlohmann::json::array();
+    for (const auto& id : s.findings) findings.push_back(id);
+    *doc = {{"schema", "cudashim.stream-summary/1"}, {"pid", s.pid}, {"lines", s.lines}, {"ended", s.ended},
+            {"last_t_ns", s.last_t_ns}, {"last_counters", std::move(last_counters)}, {"findings", std::move(findings)},
+            {"libraries_loaded", s.libraries_loaded}, {"signal", std::move(signal)},
+            {"cut", s.cut ? nlohmann::json(*s.cut) : nlohmann::json()}};
+    if (s.findings_left_out > 0) (*doc)["findings_left_out"] = s.findings_left_out;
+  };
+  std::string why;
+  auto file = InputFile::open(path, why);
+  if (!file) {
+    fill_doc();
+    return why + "; skipped";
+  }
+  std::string line;
+  for (uint64_t line_no = 1;; ++line_no) {
+    const InputFile::Line got = file->next_line(line, kMaxLineBytes);
+    if (got == InputFile::Line::end) break;
+    const auto rest = [&] {
+      const uint64_t after = file->size() - std::min(file->size(), file->offset());
+      return after ? fmt::format(", nor the {} bytes after it", after) : std::string();
+    };
+    // Each way a line can fail: what is cut, and whether it is damage (a problem) or only a
+    // write cut short by the process's end (the last line, with no newline).
+    auto stop = [&](const std::string& what, bool damage) {
+      s.cut = what;
+      if (damage)
+        problem = s.lines == 0   ? fmt::format("{}; skipped", what)
+                  : s.lines == 1 ? fmt::format("{}; the line before it is summarized", what)
+                                 : fmt::format("{}; the {} lines before it are summarized", what, s.lines);
+    };
+    if (got == InputFile::Line::incomplete) {
+      stop(fmt::format("line {} is incomplete ({} bytes) and was not read", line_no, line.size()), false);
+      break;
+    }
+    if (got == InputFile::Line::too_long) {
+      stop(fmt::format("line {} is longer than the {} MiB a line can be and was not read, nor the {} bytes from its start",
+                       line_no, kMaxLineBytes >> 20, file->size() - std::min(file->size(), file->offset())),
+           true);
+      break;
+    }
+    if (got == InputFile::Line::error) {
+      stop(fmt::format("line {} {}", line_no, line), true);
+      break;
+    }
+    bool too_deep = false;
+    auto ev = parse_bounded(line, why, &too_deep);
+    if (!ev || !ev->is_object()) {
+      stop(fmt::format("line {} is {} ({} bytes) and was not read{}", line_no,
+                       too_deep ? fmt::format("nested deeper than {} levels", kMaxJsonDepth)
+                       : ev     ? std::string("not a JSON object")
+                                : std::string("not JSON"),
+                       line.size(), rest()),
+           true);
+      break;
+    }
+    Fields fields(*ev);
+    const StreamEvent e = read_stream_event(fields);
+    if (!fields.ok()) {
+      stop(fmt::format("line {} is not as the shim writes it ({}) and was not read{}", line_no, fields.problem(), rest()),
+           true);
+      break;
+    }
+    s.lines = line_no;
+    if (e.t_ns) s.last_t_ns = *e.t_ns;
+    if (e.type == "start") s.pid = e.pid;
+    if (e.counters) {
+      s.last_counters = e.counters;
+      if (samples) samples->push_back(*e.counters);
+      if (doc) last_counters = std::move(*ev);
+    }
+    if (e.type == "exit") s.ended = true;
+    else if (e.type == "finding") {
+      if (s.findings.size() < kMaxStreamFindings) s.findings.push_back(current_finding_id(e.id));
+      else ++s.findings_left_out;
+    } else if (e.type == "library_load") ++s.libraries_loaded;
+    else if (e.type == "signal" && doc) signal = std::move(*ev);
+  }
+  fill_doc();
+  return problem;
 }
 
 std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems) {
   std::vector<LoadedReport> out;
+  auto add = [&](const std::string& f) {
+    const std::string problem = is_stream(f) ? add_stream(f, out) : add_document(f, out);
+    if (!problem.empty()) problems.push_back(fmt::format("{}: {}", shown(f), problem));
+  };
   for (const std::string& s : paths) {
     std::error_code ec;
-    const fs::path p(s);
-    if (fs::is_directory(p, ec)) {
-      std::vector<fs::path> files;
-      for (const auto& e : fs::recursive_directory_iterator(p, ec)) {
-        const std::string name = e.path().filename().string();
-        if (e.is_regular_file() && name.rfind("cudashim-", 0) == 0 &&
-            (e.path().extension() == ".json" || (e.path().extension() == ".ndjson" && !has_report(e.path()))))
-          files.push_back(e.path());
+    if (fs::is_directory(s, ec)) {
+      // A stream is read for a process whose report is missing or could not be read; its
+      // report sorts just before it (cudashim-X.json < cudashim-X.ndjson).
+      std::set<std::string> loaded;
+      for (const std::string& f : run_folder_files(s, problems)) {
+        if (is_stream(f) && loaded.count(stream_sibling(f))) continue;
+        const size_t before = out.size();
+        add(f);
+        if (out.size() > before) loaded.insert(f);
       }
-      std::sort(files.begin(), files.end());
-      for (const auto& f : files) (f.extension() == ".ndjson" ? add_stream : add_file)(f, out, problems);
-    } else if (fs::exists(p, ec)) {
-      (p.extension() == ".ndjson" ? add_stream : add_file)(p, out, problems);
+    } else if (fs::exists(s, ec) || fs::is_symlink(fs::symlink_status(s, ec))) {
+      add(s);
     } else {
-      problems.push_back(fmt::format("{}: no such file or folder", s));
+      problems.push_back(fmt::format("{}: no such file or folder", shown(s)));
     }
   }
   return out;
@@ -298,114 +368,101 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
   const char* bold = color ? "\033[1m" : "";
   const char* yellow = color ? "\033[33m" : "";
   const char* reset = color ? "\033[0m" : "";
+  // Text from a file, as the terminal gets it: no escape sequence of a report reaches it.
+  const auto t = [](const std::string& s) { return shown(s); };
   std::string out;
   for (const LoadedReport& r : reports) {
-    const auto& d = r.doc;
-    if (d.value("schema", "") == "cudashim.crash/1") {  // a flight record: what happened, the last calls
-      out += fmt::format("{}CRASH{} process {}: ", bold, reset, d.value("pid", 0));
-      if (d.value("reason", "") == "signal")
-        out += fmt::format("{} at {}\n", d.value("signal_name", "signal"), d.value("fault_address", "?"));
+    if (const auto* c = std::get_if<CrashRecord>(&r.what)) {  // a flight record: what happened, the last calls
+      out += fmt::format("{}CRASH{} process {}: ", bold, reset, c->pid);
+      if (c->reason == "signal")
+        out += fmt::format("{} at {}\n", t(c->signal_name), t(c->fault_address));
       else
-        out += fmt::format("{} returned {} ({})\n", d.value("api", "?"), cu_error_name(d.value("result", 0ull)),
-                           d.value("result", 0ull));
-      for (const auto& t : d.value("threads", nlohmann::json::array())) {
+        out += fmt::format("{} returned {} ({})\n", t(c->api), cu_error_name(c->result), c->result);
+      for (const CrashThread& th : c->threads) {
         std::string calls;
-        const auto& lc = t.value("last_calls", nlohmann::json::array());
+        const auto& lc = th.last_calls;
         for (size_t i = lc.size() > 6 ? lc.size() - 6 : 0; i < lc.size(); ++i)
-          calls += fmt::format("{}{}{}", calls.empty() ? "" : ", ", lc[i].value("api", "?"),
-                               lc[i].value("result", 0) ? fmt::format(" -> {}", lc[i].value("result", 0)) : "");
-        out += fmt::format("  thread {}: {} calls; last: {}\n", t.value("tid", 0), t.value("calls", 0), calls);
+          calls += fmt::format("{}{}{}", calls.empty() ? "" : ", ", t(lc[i].api),
+                               lc[i].result ? fmt::format(" -> {}", lc[i].result) : "");
+        out += fmt::format("  thread {}: {} calls; last: {}\n", th.tid, th.calls, calls);
       }
-      out += fmt::format("  record: {}\n", r.path);
+      out += fmt::format("  record: {}\n", t(r.path));
       continue;
     }
-    if (d.value("schema", "") == "cudashim.stream-summary/1") {  // no report: what its event stream said
-      out += fmt::format("{}process {}{}: no report; its event stream ", bold, d.value("pid", 0), reset);
-      const double t = d.value("last_t_ns", 0ull) / 1e9;
-      if (d.value("ended", false))
-        out += fmt::format("ends with its exit line at {:.1f} s\n", t);
+    if (const auto* s = std::get_if<StreamSummary>(&r.what)) {  // no report: what its event stream said
+      out += fmt::format("{}process {}{}: no report; its event stream ", bold, s->pid, reset);
+      const double secs = s->last_t_ns / 1e9;
+      if (s->ended)
+        out += fmt::format("ends with its exit line at {:.1f} s\n", secs);
       else
         out += fmt::format("stops at {:.1f} s without an exit line: the process was killed (SIGKILL) or is still "
-                           "running\n", t);
-      if (const auto& c = d["last_counters"]; c.is_object()) {
-        out += fmt::format("  {} hooked calls ({} failed), blocked {}, as of {:.1f} s\n", c.value("calls", 0ull),
-                           c.value("errors", 0ull), human_ns(c.value("blocked_ns", 0ull)), c.value("t_ns", 0ull) / 1e9);
-        for (const auto& dev : c.value("devices", nlohmann::json::array()))
-          out += fmt::format("  device {}: live {}, peak {}\n", dev.value("device", 0),
-                             human_bytes(dev.value("live_bytes", 0ull)), human_bytes(dev.value("peak_bytes", 0ull)));
+                           "running\n", secs);
+      if (const auto& c = s->last_counters) {
+        out += fmt::format("  {} hooked calls ({} failed), blocked {}, as of {:.1f} s\n", c->calls, c->errors,
+                           human_ns(c->blocked_ns), c->t_ns / 1e9);
+        for (const DeviceMemory& dev : c->devices)
+          out += fmt::format("  device {}: live {}, peak {}\n", dev.device, human_bytes(dev.live_bytes),
+                             human_bytes(dev.peak_bytes));
       }
-      for (const auto& id : d.value("findings", nlohmann::json::array()))
-        out += fmt::format("  {}{}{} (found while it ran)\n", yellow, id.is_string() ? id.get<std::string>() : "?", reset);
-      if (d.value("libraries_loaded", 0) > 0)
-        out += fmt::format("  {} CUDA libraries loaded while it ran\n", d.value("libraries_loaded", 0));
-      if (d["cut"].is_string()) out += fmt::format("  {}cut:{} {}\n", yellow, reset, d["cut"].get<std::string>());
-      out += fmt::format("  stream: {}\n", r.path);
+      for (const std::string& id : s->findings) out += fmt::format("  {}{}{} (found while it ran)\n", yellow, t(id), reset);
+      if (s->findings_left_out > 0) out += fmt::format("  and {} more finding lines\n", s->findings_left_out);
+      if (s->libraries_loaded > 0) out += fmt::format("  {} CUDA libraries loaded while it ran\n", s->libraries_loaded);
+      if (s->cut) out += fmt::format("  {}cut:{} {}\n", yellow, reset, t(*s->cut));
+      out += fmt::format("  stream: {}\n", t(r.path));
       continue;
     }
-    const auto& proc = d.value("process", nlohmann::json::object());
-    std::string rank = proc.contains("rank") && proc["rank"].is_number() ? fmt::format(" rank {}", proc["rank"].get<int>()) : "";
-    out += fmt::format("{}process {}{}{}: {}\n", bold, proc.value("pid", 0), rank, reset, proc.value("exe", "?"));
-    const auto& drv = d.value("driver", nlohmann::json::object());
-    const auto& api = d.value("api", nlohmann::json::object());
+    const ProcessReport& d = std::get<ProcessReport>(r.what);
+    const std::string rank = d.rank ? fmt::format(" rank {}", *d.rank) : "";
+    out += fmt::format("{}process {}{}{}: {}\n", bold, d.pid, rank, reset, t(d.exe));
     // No driver: the program asked for libcuda and none is loaded.
-    if (drv.value("libcuda_dlopen_requests", 0) > 0 && drv.contains("libcuda_loaded") && drv["libcuda_loaded"].is_null())
+    if (d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null)
       out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",
                          yellow, reset);
-    if (api.contains("cuInit") && api["cuInit"].value("errors", 0) > 0)
-      out += fmt::format("  {}cuInit failed:{} {} (no usable CUDA device or driver)\n", yellow, reset,
-                         cu_error_name(api["cuInit"].value("last_error", 0)));
     uint64_t calls = 0, errors = 0;
     std::vector<std::pair<uint64_t, std::string>> blocked;
-    for (const auto& [name, row] : api.items()) {
-      calls += row.value("calls", 0ull);
-      errors += row.value("errors", 0ull);
-      if (row.contains("blocked_ns") && row["blocked_ns"].get<uint64_t>() > 0)
-        blocked.emplace_back(row["blocked_ns"].get<uint64_t>(), name);
+    std::map<std::string, uint64_t> calls_of;
+    for (const ApiRow& row : d.api) {
+      if (row.name == "cuInit" && row.errors > 0)
+        out += fmt::format("  {}cuInit failed:{} {} (no usable CUDA device or driver)\n", yellow, reset,
+                           cu_error_name(row.last_error));
+      calls += row.calls;
+      errors += row.errors;
+      calls_of[row.name] = row.calls;
+      if (row.blocked_ns > 0) blocked.emplace_back(row.blocked_ns, row.name);
     }
-    const auto& blk = d.value("blocking", nlohmann::json::object());
-    const uint64_t wall = blk.value("wall_ns", 0ull), bns = blk.value("blocked_ns", 0ull);
     out += fmt::format("  {} hooked calls ({} failed) across {} APIs; blocked {} of {} wall ({:.1f}%)\n", calls, errors,
-                       api.size(), human_ns(bns), human_ns(wall), wall ? 100.0 * bns / wall : 0.0);
+                       d.api.size(), human_ns(d.blocked_ns), human_ns(d.wall_ns),
+                       d.wall_ns ? 100.0 * d.blocked_ns / d.wall_ns : 0.0);
     std::sort(blocked.rbegin(), blocked.rend());
     for (size_t i = 0; i < blocked.size() && i < 5; ++i)
-      out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), blocked[i].second,
-                         api[blocked[i].second].value("calls", 0ull));
-    const auto& findings = d.value("findings", nlohmann::json::array());
-    for (const auto& f : findings) {
-      if (!f.is_object()) continue;
-      const auto& sites = f.value("sites", nlohmann::json::array());
-      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}\n", f.value("severity", "") == "info" ? "" : yellow,
-                         f.value("id", "?"), reset, f.value("count", 0ull), human_ns(f.value("blocked_ns", 0ull)),
-                         sites.empty() || !sites[0].is_object() ? std::string("(process-wide)") : site_where(sites[0]));
-    }
+      out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
+                         calls_of[blocked[i].second]);
+    for (const Finding& f : d.findings)
+      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}\n", f.severity == "info" ? "" : yellow, t(f.id),
+                         reset, f.count, human_ns(f.blocked_ns),
+                         f.sites.empty() ? std::string("(process-wide)") : t(f.sites[0].text()));
     // What is wrong with the libraries, driver and device code the process loaded.
-    for (const auto& f : d.value("library_findings", nlohmann::json::array())) {
-      if (!f.is_object()) continue;
-      out += fmt::format("  {}{:<26}{} {}: {}\n", f.value("severity", "") == "info" ? "" : yellow, f.value("id", "?"), reset,
-                         f.value("severity", "?"), f.value("message", ""));
-    }
-    const auto& mem = d.value("memory", nlohmann::json::object());
-    for (const auto& dev : mem.value("devices", nlohmann::json::array()))
-      out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.value("device", 0),
-                         human_bytes(dev.value("peak_bytes", 0ull)), human_bytes(dev.value("live_bytes", 0ull)));
+    for (const Finding& f : d.library_findings)
+      out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity == "info" ? "" : yellow, t(f.id), reset,
+                         f.severity.empty() ? "?" : t(f.severity), t(f.message));
+    for (const DeviceMemory& dev : d.devices)
+      out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
+                         human_bytes(dev.live_bytes));
     // PyTorch's own counters against what the process holds (the torch_memory section).
-    const auto& tm = d.value("torch_memory", nlohmann::json::object());
-    for (const auto& snap : tm.value("snapshots", nlohmann::json::array()))
-      for (const auto& t : snap.value("devices", nlohmann::json::array())) {
-        const int64_t outside = t.value("outside_torch_bytes", int64_t{0});
+    for (const TorchSnapshot& snap : d.torch)
+      for (const TorchDevice& td : snap.devices) {
         out += fmt::format("  {}torch device {} at {}:{} allocated {} (peak {}) of {} reserved (peak {}), {:.0f}% "
                            "reserved but unallocated; the process holds {}{}{}\n",
-                           t.value("fragmented", false) ? yellow : "", t.value("device", 0), snap.value("moment", "?"),
-                           t.value("fragmented", false) ? reset : "", human_bytes(t.value("allocated_bytes", 0ull)),
-                           human_bytes(t.value("allocated_peak_bytes", 0ull)), human_bytes(t.value("reserved_bytes", 0ull)),
-                           human_bytes(t.value("reserved_peak_bytes", 0ull)), 100.0 * t.value("fragmentation", 0.0),
-                           human_bytes(t.value("process_bytes", 0ull)),
-                           outside > 0 ? fmt::format(", {} of it outside torch's allocator", human_bytes(outside)) : "",
-                           t.value("alloc_retries", 0ull) > 0
-                               ? fmt::format("; {} allocation retries", t.value("alloc_retries", 0ull))
-                               : "");
+                           td.fragmented ? yellow : "", td.device, t(snap.moment), td.fragmented ? reset : "",
+                           human_bytes(td.allocated_bytes), human_bytes(td.allocated_peak_bytes),
+                           human_bytes(td.reserved_bytes), human_bytes(td.reserved_peak_bytes),
+                           100.0 * td.fragmentation, human_bytes(td.process_bytes),
+                           td.outside_torch_bytes > 0
+                               ? fmt::format(", {} of it outside torch's allocator", human_bytes(td.outside_torch_bytes))
+                               : "",
+                           td.alloc_retries > 0 ? fmt::format("; {} allocation retries", td.alloc_retries) : "");
       }
-    out += fmt::format("  report: {}\n", r.path);
+    out += fmt::format("  report: {}\n", t(r.path));
   }
   return out;
 }

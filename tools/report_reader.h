@@ -2,34 +2,39 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <variant>
 #include <vector>
+
+#include "tools/report_model.h"
 
 namespace cudashim::tools {
 
 struct LoadedReport {
   std::string path;
-  nlohmann::json doc;
+  nlohmann::json doc;  // as read (with the resolved native sites), or the stream summary: what --json prints
+  std::variant<ProcessReport, CrashRecord, StreamSummary> what;  // what the summary, ranks and HTML render
 };
 
 // Loads every cudashim-*.json under each of `paths` (a file or a folder), and the event
-// stream (cudashim-*.ndjson) of each process that left no report (SIGKILL, still
-// running) as a "cudashim.stream-summary/1" document: its last counters, findings and
-// library loads up to the last complete line, and what was cut. Unreadable or
-// malformed files are skipped with one message each in `problems`, naming the file
-// and what is wrong. Every finding id is read as today's: the old ids of reports
-// written before the one findings table (catalog/findings.def, alias) become the new.
+// stream (cudashim-*.ndjson) of each process that left no readable report (SIGKILL, still
+// running, a report cut or damaged) as a "cudashim.stream-summary/1" document: its last
+// counters, findings and library loads up to the last complete line, and what was cut.
+// Every file is taken as hostile (tools/input_files.h, tools/json_fields.h): one that
+// cannot be read, is no regular file, is too large or too deep, is not JSON or has a field
+// of the wrong type is skipped with one message in `problems` naming it and what is wrong
+// (a stream damaged in the middle is read up to there, and named); the others are still
+// read. Every finding id is read as today's: the old ids of reports written before the one
+// findings table (catalog/findings.def, alias) become the new. The native call sites of
+// the findings are resolved against the files as they are now (where_source, native_source).
 std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, std::vector<std::string>& problems);
 
-// Resolves the native call sites of every finding (findings[].sites[].where_frame and
-// frames[], recorded by the shim as file + link-time address + build-id) against the
-// files as they are now: adds where_source {status, text, function, file, line, column,
-// debug_file} and native_source (one text per frame). A file that is gone or changed
-// since the run gets status missing/changed and no line. load_reports calls it.
-void resolve_native_sites(nlohmann::json& doc);
-
-// The text of a call site for people: the resolved source line when there is one,
-// else the recorded `where`.
-std::string site_where(const nlohmann::json& site);
+// Reads the event stream at `path`: its summary as load_reports shows it, the
+// cudashim.stream-summary/1 document --json prints into `doc`, and each snapshot and exit
+// line's counters into `samples` (each when given). Returns "" when every line was read,
+// else the one problem with the file (the lines before it are in the summary); a last
+// line cut short, as a process killed while writing leaves it, is no problem, only `cut`.
+std::string read_stream(const std::string& path, StreamSummary& summary, nlohmann::json* doc,
+                        std::vector<StreamCounters>* samples);
 
 // Returns the human summary of `reports`: one block per process, findings first (the
 // job's, then its libraries').

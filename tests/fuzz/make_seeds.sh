@@ -5,7 +5,11 @@
 #   corpus/elf/libseed.so.1       gcc shared library: SONAME, RUNPATH, NEEDED, a version
 #                                 definition, versioned imports (dlsym@GLIBC_2.34), stripped
 #   corpus/fatbin/scale_sm90.nv_fatbin  the .nv_fatbin section of scale_sm90.o, byte for byte
-# The text seeds (corpus/policy/*.toml) are written by hand.
+# The text seeds (corpus/policy/*.toml) are written by hand. corpus/report and corpus/stream
+# (fuzz_report, fuzz_stream) are outputs of the test programs under the shim, through the
+# test double (build/bin/sync_rules readback: a report with native call sites and its
+# stream; build/bin/crash segv: a flight record), and two written by hand with the
+# sections those lack (torch_memory, a rank; a signal and an exit line).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)

@@ -258,6 +258,25 @@ TEST_CASE("doctor: bad input is reported, never a crash", "[doctor]") {
   CHECK_FALSE(render_doctor_text(r, false).empty());
 }
 
+TEST_CASE("doctor: a file or symbol name that is not UTF-8 is written as \\xNN in the JSON", "[doctor]") {
+  // nlohmann's dump() throws on the first string that is not UTF-8: doctor --json aborted.
+  TempDir t;
+  const fs::path dir = t / "wheel\xff";
+  const std::string map = "libnvJitLink.so.12 { global: __nvJitLink*; local: *; };\n";
+  const std::string sym = "int add(void) __asm__(\"__nvJitLinkAddData_\\xfe\");\n";
+  fake_lib(dir / "new", "libnvJitLink.so.12", sym + "int add(void) { return 3; }\n", map);
+  fake_lib(dir / "old", "libnvJitLink.so.12", "int __nvJitLinkAddData_12_1(void) { return 1; }\n", map);
+  const fs::path lib = fake_lib(dir / "cusparse", "libcusparse.so.12", sym + "int cusparseCreate(void) { return add(); }\n", "",
+                                "-L" + q(dir / "new") + " -l:libnvJitLink.so.12");
+  const DoctorReport r = diagnose({lib.string()}, 90, "--sm", bare((dir / "old").string()));
+  REQUIRE(with_id(r, "library.versioned-symbol-shortfall").size() == 1);
+  std::string json;
+  REQUIRE_NOTHROW(json = render_doctor_json(r));
+  const auto j = nlohmann::json::parse(json);  // valid UTF-8: nlohmann refuses anything else
+  CHECK(j["libraries"][0]["path"].get<std::string>().find("wheel\\xff") != std::string::npos);
+  CHECK(json.find("__nvJitLinkAddData_\\\\xfe") != std::string::npos);  // the symbol, in the evidence
+}
+
 TEST_CASE("doctor: --sm accepts the usual spellings", "[doctor]") {
   CHECK(parse_compute_capability("90") == 90);
   CHECK(parse_compute_capability("9.0") == 90);

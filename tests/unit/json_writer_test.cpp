@@ -7,6 +7,7 @@
 #include <string>
 
 #include "recorder/json_writer.h"
+#include "recorder/utf8.h"
 
 using namespace cudashim;
 
@@ -73,4 +74,36 @@ TEST_CASE("strings are escaped: quotes, backslashes, control characters; other b
   JsonWriter k(key);
   { auto o = k.object(); k.member("we\"ird", static_cast<const char*>(nullptr)); }
   CHECK(key == "{\"we\\\"ird\": null}");
+}
+
+TEST_CASE("a byte outside well-formed UTF-8 becomes the text \\xNN: the document stays valid JSON", "[json]") {
+  // One case per rule of Unicode's table 3-7, each between two ASCII letters.
+  struct Case {
+    const char* raw;
+    const char* json;  // what the writer prints for it
+  } cases[] = {
+      {"a\xff" "b", R"("a\\xffb")"},                  // never a UTF-8 byte
+      {"a\x80" "b", R"("a\\x80b")"},                  // a continuation byte alone
+      {"a\xc3", R"("a\\xc3")"},                       // a sequence cut short at the end
+      {"a\xc3" "b", R"("a\\xc3b")"},                  // ... and in the middle
+      {"a\xc0\xaf" "b", R"("a\\xc0\\xafb")"},         // overlong '/'
+      {"a\xe0\x80\xaf" "b", R"("a\\xe0\\x80\\xafb")"},  // overlong, 3 bytes
+      {"a\xed\xa0\x80" "b", R"("a\\xed\\xa0\\x80b")"},  // a surrogate, U+D800
+      {"a\xf4\x90\x80\x80" "b", R"("a\\xf4\\x90\\x80\\x80b")"},  // past U+10FFFF
+      {"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "b", "\"a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80" "b\""},  // valid: as is
+  };
+  for (const Case& c : cases) {
+    std::string out;
+    JsonWriter w(out);
+    w.string(c.raw);
+    CHECK(out == c.json);
+    const auto parsed = nlohmann::json::parse(out);  // nlohmann refuses ill-formed UTF-8: this must not throw
+    CHECK(parsed.get<std::string>() == utf8_text(c.raw));
+    CHECK(utf8_bytes_back(parsed.get<std::string>()) == c.raw);  // the bytes come back
+  }
+  // Keys too (an environment variable's name, a file name as a key).
+  std::string key;
+  JsonWriter k(key);
+  { auto o = k.object(); k.member("caf\xe9", 1); }
+  CHECK(key == R"({"caf\\xe9": 1})");
 }

@@ -1,0 +1,140 @@
+// report_model.h: what `cudashim report` reads from each file, as typed structs, and how
+// each is read from its JSON (every field through tools/json_fields.h: a file with a field
+// of the wrong type is one problem, never an exception). The summary, the rank comparison
+// and the HTML page render these structs only, never the JSON, so a field they show cannot
+// have gone unchecked. Only the fields something renders are here; --json copies the
+// documents as they were read.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tools/json_fields.h"
+
+namespace cudashim::tools {
+
+// A native frame as the shim recorded it (findings[].sites[].frames[], where_frame).
+struct RecordedFrame {
+  std::optional<std::string> file;
+  std::optional<uint64_t> address;  // a link-time address in `file`
+  std::string build_id;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+struct FindingSite {
+  std::string where;                             // as recorded ("?" when missing)
+  std::optional<RecordedFrame> where_frame;      // when recorded as an object
+  std::optional<std::vector<std::optional<RecordedFrame>>> frames;  // when recorded; null frames stay null
+  uint64_t count = 0, blocked_ns = 0;
+  std::optional<std::string> where_source;       // the resolved text of where_frame (report_reader.cpp)
+  // The text of the site for people: the resolved source line when there is one, else `where`.
+  const std::string& text() const { return where_source ? *where_source : where; }
+};
+
+struct Finding {
+  std::string id, severity, fix, message;  // message: library findings
+  uint64_t count = 0, blocked_ns = 0;
+  std::vector<FindingSite> sites;
+};
+
+struct ApiRow {
+  std::string name;
+  uint64_t calls = 0, errors = 0, last_error = 0;
+  uint64_t blocked_ns = 0;  // 0 when not recorded
+};
+
+struct DeviceMemory {
+  int64_t device = 0;
+  uint64_t live_bytes = 0, peak_bytes = 0;
+};
+
+struct TorchDevice {
+  int64_t device = 0;
+  uint64_t allocated_bytes = 0, allocated_peak_bytes = 0, reserved_bytes = 0, reserved_peak_bytes = 0;
+  uint64_t process_bytes = 0, alloc_retries = 0;
+  int64_t outside_torch_bytes = 0;
+  double fragmentation = 0;
+  bool fragmented = false;
+};
+
+struct TorchSnapshot {
+  std::string moment;
+  std::vector<TorchDevice> devices;
+};
+
+struct LoadedLibrary {
+  std::string family, file;
+};
+
+// A per-process report, cudashim.report/1 (docs/report-schema.md).
+struct ProcessReport {
+  int64_t pid = 0;
+  std::optional<int64_t> rank;
+  std::string host, exe;
+  int64_t libcuda_dlopen_requests = 0;
+  bool libcuda_loaded_null = false;  // driver.libcuda_loaded is present and null: no driver
+  std::vector<ApiRow> api;           // sorted by name
+  uint64_t wall_ns = 0, blocked_ns = 0;
+  std::vector<Finding> findings, library_findings;
+  std::vector<DeviceMemory> devices;
+  std::vector<TorchSnapshot> torch;
+  std::vector<LoadedLibrary> libraries;
+};
+
+struct CrashCall {
+  std::string api;
+  int64_t result = 0;
+};
+
+struct CrashThread {
+  int64_t tid = 0, calls = 0;
+  std::vector<CrashCall> last_calls;
+};
+
+// A flight record, cudashim.crash/1 (docs/crash-schema.md).
+struct CrashRecord {
+  int64_t pid = 0;
+  std::string reason, signal_name, fault_address, api;
+  uint64_t result = 0;
+  std::vector<CrashThread> threads;
+};
+
+// A snapshot or exit line of an event stream: the counters as of t_ns.
+struct StreamCounters {
+  uint64_t t_ns = 0, calls = 0, errors = 0, blocked_ns = 0;
+  std::vector<DeviceMemory> devices;
+};
+
+// What an event stream said up to its last complete line, for a process that left no
+// report (docs/outputs.md: cudashim.stream-summary/1).
+struct StreamSummary {
+  int64_t pid = 0;
+  uint64_t lines = 0, last_t_ns = 0, libraries_loaded = 0;
+  bool ended = false;
+  std::optional<StreamCounters> last_counters;
+  std::vector<std::string> findings;  // ids, as found while it ran
+  uint64_t findings_left_out = 0;     // finding lines past kMaxStreamFindings
+  std::optional<std::string> cut;     // what was not read, and why
+};
+
+// The finding lines a stream summary keeps (the shim writes one per finding and site).
+inline constexpr size_t kMaxStreamFindings = 1000;
+
+// Each reader fills its struct from `doc` through `fields`; the caller checks
+// fields.problem() after it. pre: `fields` reads `doc`.
+ProcessReport read_process_report(Fields& fields);
+CrashRecord read_crash_record(Fields& fields);
+// One line of an event stream: its type (""), t_ns and, for snapshot and exit lines,
+// the counters.
+struct StreamEvent {
+  std::string type;
+  std::optional<uint64_t> t_ns;
+  int64_t pid = 0;        // start
+  std::string id;         // finding
+  std::optional<StreamCounters> counters;  // snapshot, exit
+};
+StreamEvent read_stream_event(Fields& fields);
+
+}  // namespace cudashim::tools
