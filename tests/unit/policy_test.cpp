@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "policy/admission.h"
+#include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "recorder/recorder.h"
 
@@ -146,6 +147,22 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].rfind("/nonexistent/policy.toml", 0) == 0);
   }
+}
+
+TEST_CASE("printable: what a value may show on a terminal", "[policy]") {
+  CHECK(printable("plain /tmp/x.toml") == "plain /tmp/x.toml");
+  CHECK(printable("a\x1b[31mb\x07") == "a\\x1b[31mb\\x07");
+  CHECK(printable("line\nnext\r\t") == "line\\nnext\\r\\t");
+  CHECK(printable("del\x7f") == "del\\x7f");
+  CHECK(printable("caf\xc3\xa9 \xe2\x82\xac") == "caf\xc3\xa9 \xe2\x82\xac");  // UTF-8 stays
+  CHECK(printable("csi\xc2\x9b" "2J") == "csi\\xc2\\x9b2J");                        // C1 CSI, UTF-8 encoded
+  CHECK(printable("raw\x9b\xff\xc3") == "raw\\x9b\\xff\\xc3");                // not UTF-8
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");                        // a surrogate
+  CHECK(printable(std::string(100, 'x'), 8) == "xxxxxxxx...");
+  CHECK(printable("ab\xc3\xa9", 3) == "ab...");  // never half a character
+  std::string kept;
+  for_each_printable("a\nb\x1b", [&](char c) { kept += c; }, std::string_view::npos, /*keep_newlines=*/true);
+  CHECK(kept == "a\nb\\x1b");
 }
 
 TEST_CASE("a locked administrator policy can be tightened, never loosened", "[policy]") {
