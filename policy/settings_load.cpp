@@ -227,6 +227,13 @@ Settings::Settings() {
 
 bool LoadResult::stop() const { return !errors.empty() && policy.settings.on_invalid != OnInvalid::warn; }
 
+std::string LoadResult::stop_line() const {
+  const std::size_t more = errors.size() - 1;
+  return fmt::format("invalid policy: {}{}; stopping at the first CUDA call (exit 78): fix the file (`cudashim policy "
+                     "check {}` lists every error) or set policy.on_invalid = \"warn\" in it",
+                     errors.front(), more == 0 ? std::string() : fmt::format(" (and {} more)", more), first_error_file);
+}
+
 // TOML keeps non-ASCII text to strings and comments (bare keys are ASCII). toml++
 // 3.3 reaches undefined behaviour on some non-ASCII bare keys (found by
 // tests/fuzz/fuzz_policy.cpp), so such a byte is an error before it parses.
@@ -292,6 +299,13 @@ std::string non_ascii_outside_strings(std::string_view t) {
 void apply_file(LoadResult& r, const std::string& path, bool admin) {
   const bool locked = !admin && r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
+  struct FirstError {  // notes this file when it holds the first error (stop_line() names it)
+    LoadResult& r;
+    const std::string& path;
+    ~FirstError() {
+      if (r.first_error_file.empty() && !r.errors.empty()) r.first_error_file = path;
+    }
+  } first_error{r, path};
   toml::table tbl;
   try {
     std::ifstream in(path, std::ios::binary);

@@ -34,7 +34,11 @@ struct LoadResult {
   Policy policy;
   std::vector<std::string> warnings;  // bad environment values, refused loosening of a locked policy
   std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>"
-  bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 before CUDA work
+  std::string first_error_file;       // the file the first error is in
+  bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 at the first CUDA call
+  // The one line a process stopped for a malformed policy prints: the first error, how many
+  // more there are, what to do. pre: !errors.empty().
+  std::string stop_line() const;
 };
 
 // Builds the process policy. `getenv_fn` is std::getenv in the shim, a map in tests.

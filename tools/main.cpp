@@ -114,7 +114,7 @@ int cmd_policy_check(const std::string& file) {
   for (const auto& e : r.errors) fmt::print(stderr, "error: {}\n", e);
   for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!r.errors.empty()) {
-    fmt::print(stderr, "{}: invalid; a job would stop before any CUDA work (exit 78){}\n", file,
+    fmt::print(stderr, "{}: invalid; a process would stop at its first CUDA call (exit 78){}\n", file,
                r.stop() ? "" : ", but this policy says on_invalid = \"warn\": it would run without it");
     return 78;
   }
