@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "policy/printable.h"
+#include "symbols/bounded_read.h"
+
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
@@ -12,8 +15,6 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string_view>
 
 namespace cudashim::policy {
@@ -237,8 +238,12 @@ std::string LoadResult::stop_line() const {
 // TOML keeps non-ASCII text to strings and comments (bare keys are ASCII). toml++
 // 3.3 reaches undefined behaviour on some non-ASCII bare keys (found by
 // tests/fuzz/fuzz_policy.cpp), so such a byte is an error before it parses.
-// Returns "" or "line:column: what". Triple-quoted strings count as strings.
-std::string non_ascii_outside_strings(std::string_view t) {
+// Returns "" or "line:column: what". Triple-quoted strings count as strings. `entries`
+// gets the number of key/value lines and [section] headers: what toml++ would build a node
+// for, counted before it parses.
+std::string non_ascii_outside_strings(std::string_view t, size_t& entries) {
+  entries = 0;
+  bool line_start = true;  // only blanks so far on this line, outside strings and comments
   size_t line = 1, col = 1;
   char quote = 0;       // the quote character while inside a string
   bool triple = false;  // inside a triple-quoted string
@@ -248,7 +253,7 @@ std::string non_ascii_outside_strings(std::string_view t) {
   for (size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     if (c == '\n') {
-      ++line, col = 1, comment = false;
+      ++line, col = 1, comment = false, line_start = !quote || !triple;
       if (quote && !triple) quote = 0;  // a one-line string ends here (toml++ reports it)
       if (!quote) in_key = true;
       continue;
@@ -274,9 +279,12 @@ std::string non_ascii_outside_strings(std::string_view t) {
       ++col;
       continue;
     }
+    if (c == '[' && line_start) ++entries;
+    if (c != ' ' && c != '\t') line_start = false;
     if (c == '#') {
       comment = true;
     } else if (c == '=') {
+      if (in_key) ++entries;
       in_key = false;
     } else if ((c == '"' || c == '\'') &&
                (i == 0 || std::strchr(" \t=[{,.", t[i - 1]) != nullptr || t[i - 1] == '\n')) {
@@ -296,7 +304,7 @@ std::string non_ascii_outside_strings(std::string_view t) {
   return "";
 }
 
-void apply_file(LoadResult& r, const std::string& path, bool admin) {
+void apply_file(LoadResult& r, const std::string& path, bool admin, const char* named_by) {
   const bool locked = !admin && r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   struct FirstError {  // notes this file when it holds the first error (stop_line() names it)
@@ -308,14 +316,27 @@ void apply_file(LoadResult& r, const std::string& path, bool admin) {
   } first_error{r, path};
   toml::table tbl;
   try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      r.errors.push_back(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+    // Bounded and non-blocking (symbols/bounded_read.h): a FIFO named here hung every
+    // preloaded process at load, /dev/zero read until bad_alloc.
+    auto read = symbols::read_regular(path, kPolicyFileLimit);
+    if (!read) {
+      r.errors.push_back(fmt::format("{}; {} a regular TOML file of at most {}", printable(read.error()),
+                                     named_by ? fmt::format("{} must name", named_by) : std::string("a policy file is"),
+                                     symbols::size_text(kPolicyFileLimit)));
       return;
     }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const std::string bad = non_ascii_outside_strings(text); !bad.empty()) {
+    const std::string& text = read.value();
+    size_t entries = 0;
+    if (const std::string bad = non_ascii_outside_strings(text, entries); !bad.empty()) {
       r.errors.push_back(fmt::format("{}:{}", path, bad));
+      return;
+    }
+    // Parsing costs every preloaded process its time: a file of a hundred thousand keys took
+    // 0.3-0.6 s per process. A policy sets at most kSettings keys.
+    if (entries > kPolicyEntryLimit) {
+      r.errors.push_back(fmt::format("{}: holds {} keys and section headers, more than the {} a policy file may (there "
+                                     "are {} settings): not parsed; is this the policy file?",
+                                     printable(path), entries, kPolicyEntryLimit, kSettings));
       return;
     }
     tbl = toml::parse(text, path);
@@ -359,7 +380,7 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
   struct stat st {};
   if (!admin_file.empty() && stat(admin_file.c_str(), &st) == 0) apply_file(r, admin_file, true);
   const char* user = getenv_fn("CUDASHIM_POLICY");
-  if (user != nullptr && *user != '\0') apply_file(r, user, false);
+  if (user != nullptr && *user != '\0') apply_file(r, user, false, "CUDASHIM_POLICY");
   const bool locked = r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   for (int i = 0; i < kSettings; ++i) {

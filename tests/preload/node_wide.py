@@ -4,11 +4,11 @@ policy file for every process, ssh and bash included) under a deliberately broke
 
 Each non-CUDA program (bash, sh, coreutils, Python, and Python loading libcuda without calling
 it) runs with the shim preloaded and each broken policy (a bad value, a TOML syntax error,
-200 unknown keys, a directory, a missing file, and the bad value under on_invalid = "warn"),
-and once without the shim: exit code, stdout and stderr must be the same, byte for byte. PROG
-(tests/progs/driver_paths), which does use CUDA, must still stop with exit 78 and the one line
-naming the file under each policy that fails. Before this, every one of these processes
-exited 78 at load.
+200 and 100,000 unknown keys, a FIFO, /dev/zero, a directory, a missing file, and the bad value
+under on_invalid = "warn"), and once without the shim: exit code, stdout and stderr must be the same,
+byte for byte. PROG (tests/progs/driver_paths), which does use CUDA, must still stop with exit
+78 and the one line naming the file under each policy that fails. Before this, every one of
+these processes exited 78 at load, and the FIFO hung them all.
 
 Prints the table of programs with their exit codes without and with the shim, and the time the
 slowest process took with the shim against without it."""
@@ -37,11 +37,15 @@ with tempfile.TemporaryDirectory() as d:
         "bad value": (bad_value, True),
         "TOML syntax error": (policy("syntax.toml", '[memory\ncap = "8GiB"\n'), True),
         "200 unknown keys": (policy("keys.toml", "[memory]\n" + "".join(f"k{i}=1\n" for i in range(200))), True),
+        "100,000 unknown keys": (policy("many.toml", "[memory]\n" + "".join(f"k{i}=1\n" for i in range(100000))), True),
+        "a FIFO": (os.path.join(d, "fifo"), True),
+        "/dev/zero": ("/dev/zero", True),
         "a directory": (d, True),
         "a missing file": (os.path.join(d, "missing.toml"), True),
         "bad value, on_invalid = warn": (policy("warn.toml", '[policy]\non_invalid = "warn"\n[memory]\nmanaged = "x"\n'),
                                          False),
     }
+    os.mkfifo(policies["a FIFO"][0])
     programs = [
         ["bash", "-c", "echo step1"],
         ["sh", "-c", "echo out; echo err >&2; exit 7"],

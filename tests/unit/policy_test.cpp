@@ -1,5 +1,6 @@
 // policy_test.cpp: the settings table, policy files, locks, and admission.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -146,6 +147,64 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     const LoadResult r = load();
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].rfind("/nonexistent/policy.toml", 0) == 0);
+  }
+}
+
+TEST_CASE("a policy file is a regular file of at most 64 KiB, read without blocking", "[policy]") {
+  g_env.clear();
+  SECTION("a FIFO (it hung every preloaded process at load)") {
+    char dir[] = "/tmp/cudashim-fifo-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string fifo = std::string(dir) + "/policy.toml";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    g_env["CUDASHIM_POLICY"] = fifo;
+    const LoadResult r = load();
+    unlink(fifo.c_str());
+    rmdir(dir);
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0] == fifo + ": not a regular file (a FIFO); CUDASHIM_POLICY must name a regular TOML file of at "
+                                "most 64 KiB");
+    CHECK(r.stop());
+  }
+  SECTION("/dev/zero (it read until bad_alloc)") {
+    g_env["CUDASHIM_POLICY"] = "/dev/zero";
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/dev/zero: not a regular file (a character device); ", 0) == 0);
+  }
+  SECTION("a directory") {
+    g_env["CUDASHIM_POLICY"] = "/tmp";
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/tmp: not a regular file (a directory); ", 0) == 0);
+  }
+  SECTION("a file over 64 KiB, even of comments (parsing 1 MiB cost every process 0.1 s)") {
+    TempFile f(std::string(kPolicyFileLimit, '#') + "\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0] == f.path + ": larger than 64 KiB, the limit for this file; CUDASHIM_POLICY must name a regular "
+                                  "TOML file of at most 64 KiB");
+  }
+  SECTION("more than 256 keys and headers: not parsed (100,000 keys cost every process 0.3 s)") {
+    std::string text;
+    for (int i = 0; i < 200; ++i) text += "[s" + std::to_string(i) + "]\nkey = 1\n";
+    TempFile f(text);
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0] == f.path + ": holds 400 keys and section headers, more than the 256 a policy file may (there "
+                                  "are " + std::to_string(kSettings) + " settings): not parsed; is this the policy file?");
+    TempFile strings("[output]\ndir = \"\"\"\n" + std::string(300, '[') + "\n" + std::string(300, '=') + "\"\"\"\n");
+    g_env["CUDASHIM_POLICY"] = strings.path;  // what a string holds is no entry
+    const LoadResult s = load();
+    REQUIRE(s.errors.size() == 1);
+    CHECK(s.errors[0].find("keys and section headers") == std::string::npos);
+  }
+  SECTION("an administrator file that is a directory is an error of that file") {
+    const LoadResult r = load("/tmp");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/tmp: not a regular file (a directory); a policy file is a regular TOML file", 0) == 0);
   }
 }
 
