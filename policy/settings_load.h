@@ -38,20 +38,30 @@ struct Policy {
 // directory or a larger file is an error of that file, never read on.
 inline constexpr std::size_t kPolicyFileLimit = 64u << 10;
 inline constexpr std::size_t kPolicyEntryLimit = 256;
+// The errors a process lists per policy file; the rest are counted ("... and K more"): a
+// file of 300,000 unknown keys must not print megabytes into every job's stderr.
+inline constexpr std::size_t kListedErrorsPerFile = 10;
 
 struct LoadResult {
   Policy policy;
   std::vector<std::string> warnings;  // bad environment values, refused loosening of a locked policy
-  std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>"
+  std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>", the first
+                                      // `listed_per_file` of each file
+  std::size_t unlisted_errors = 0;    // the errors past those, counted only
   std::string first_error_file;       // the file the first error is in
+  std::size_t listed_per_file = kListedErrorsPerFile;
   bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 at the first CUDA call
+  // The errors as printed: each listed one, then "... and K more" when some were not listed.
+  std::vector<std::string> error_lines() const;
   // The one line a process stopped for a malformed policy prints: the first error, how many
   // more there are, what to do. pre: !errors.empty().
   std::string stop_line() const;
 };
 
-// Builds the process policy. `getenv_fn` is std::getenv in the shim, a map in tests.
-LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file = "/etc/cudashim/policy.toml");
+// Builds the process policy. `getenv_fn` is std::getenv in the shim, a map in tests;
+// `listed_per_file` bounds LoadResult::errors per file (`cudashim policy check` lists all).
+LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file = "/etc/cudashim/policy.toml",
+                       std::size_t listed_per_file = kListedErrorsPerFile);
 
 // Applies one TOML file on top of `r.policy` (for `cudashim policy check FILE`). `named_by` is the
 // variable that named the file ("CUDASHIM_POLICY"), for the message when it cannot be read.

@@ -81,7 +81,7 @@ void defer_to_first_use(const policy::LoadResult& loaded) {
   if (loaded.stop()) {
     g_deferred->stop_line = loaded.stop_line();  // the one line: bad settings would only add noise
   } else {
-    for (const std::string& e : loaded.errors)
+    for (const std::string& e : loaded.error_lines())
       g_deferred->notices.emplace_back(LogLevel::warn, "invalid policy (ignored: on_invalid = \"warn\"): " + e);
     for (const std::string& w : loaded.warnings) g_deferred->notices.emplace_back(LogLevel::warn, w);
   }

@@ -200,11 +200,88 @@ TEST_CASE("a policy file is a regular file of at most 64 KiB, read without block
     const LoadResult s = load();
     REQUIRE(s.errors.size() == 1);
     CHECK(s.errors[0].find("keys and section headers") == std::string::npos);
+    CHECK(s.errors[0].find("(it holds a newline)") != std::string::npos);
   }
   SECTION("an administrator file that is a directory is an error of that file") {
     const LoadResult r = load("/tmp");
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].rfind("/tmp: not a regular file (a directory); a policy file is a regular TOML file", 0) == 0);
+  }
+}
+
+TEST_CASE("policy messages say what is wrong, in a bounded number of lines", "[policy]") {
+  g_env.clear();
+  SECTION("a UTF-8 byte order mark is accepted (it was 'a non-ASCII character outside a string')") {
+    TempFile f("\xEF\xBB\xBF[memory]\ncap = \"6GiB\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    CHECK(r.errors.empty());
+    CHECK(r.policy.settings.mem_cap.bytes == 6ull << 30);
+    CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == f.path + ":2:7");
+  }
+  SECTION("a table or an array as a value is named as such (it was printed as '\\x01')") {
+    TempFile f("[memory]\ncap = [1, 2]\nmanaged = { a = 1 }\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.errors[0] == f.path + ":2:7: memory.cap is an array, not a value: use bytes with a unit (8GiB, 512MiB, "
+                                  "1.5e9) or a fraction of the device's memory (0.5 or 50%)");
+    CHECK(r.errors[1] == f.path + ":3:11: memory.managed is a table, not a value: use allow, warn, deny");
+    for (const auto& e : r.errors) CHECK(e.find('\x01') == std::string::npos);
+  }
+  SECTION("a value with a newline or over 4000 characters is not called empty") {
+    g_env = {{"CUDASHIM_OUT", "/tmp/a\nb"}, {"CUDASHIM_PYTORCH_ALLOC_CONF", std::string(5000, 'x')}};
+    const LoadResult r = load();
+    REQUIRE(r.warnings.size() == 2);
+    CHECK(r.warnings[0] == "CUDASHIM_OUT: CUDASHIM_OUT='/tmp/a\\nb' is not valid (it holds a newline): use one "
+                           "non-empty line of at most 4000 characters; using '.'");
+    CHECK(r.warnings[1].find("is not valid (it is 5000 characters long): use one line of at most 4000 characters") !=
+          std::string::npos);
+    for (const auto& w : r.warnings) CHECK(w.find("non-empty value") == std::string::npos);
+  }
+  SECTION("control characters of a value are escaped, never echoed (an ESC sequence drove the terminal)") {
+    g_env = {{"CUDASHIM_MANAGED", "\x1b]0;pwned\x07\x1b[31mred"}};
+    const LoadResult r = load();
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0] == "CUDASHIM_MANAGED: CUDASHIM_MANAGED='\\x1b]0;pwned\\x07\\x1b[31mred' is not valid: use "
+                           "allow, warn, deny; using 'allow'");
+    TempFile f("[memory]\n\"\\u001b[2J\" = 1\n");
+    g_env = {{"CUDASHIM_POLICY", f.path}};
+    const LoadResult k = load();
+    REQUIRE(k.errors.size() == 1);
+    CHECK(k.errors[0] == f.path + ":2:15: unknown setting 'memory.\\x1b[2J' (see `cudashim options` for the list)");
+  }
+  SECTION("unknown keys: the first 10 listed, in the file's order, the rest counted (300,000 printed 49 MB)") {
+    std::string text = "[memory]\n";
+    for (int i = 0; i < 250; ++i) text += "k" + std::to_string(i) + "=1\n";  // toml++ iterates them as k0, k1, k10, ...
+    TempFile f(text);
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == kListedErrorsPerFile);
+    CHECK(r.unlisted_errors == 240);
+    CHECK(r.errors[9] == f.path + ":11:4: unknown setting 'memory.k9' (see `cudashim options` for the list)");
+    CHECK(r.errors[0] == f.path + ":2:4: unknown setting 'memory.k0' (see `cudashim options` for the list)");
+    const auto lines = r.error_lines();
+    REQUIRE(lines.size() == kListedErrorsPerFile + 1);
+    CHECK(lines.back() == "... and " + std::to_string(r.unlisted_errors) + " more errors (`cudashim policy check " +
+                              f.path + "` lists them all)");
+    CHECK(r.stop_line().find("(and " + std::to_string(r.unlisted_errors + kListedErrorsPerFile - 1) + " more)") !=
+          std::string::npos);
+    std::size_t bytes = 0;
+    for (const auto& l : lines) bytes += l.size();
+    CHECK(bytes < 4096);
+    const LoadResult all = load_policy(fake_getenv, "", 1u << 30);  // what `cudashim policy check` lists
+    CHECK(all.errors.size() == kListedErrorsPerFile + r.unlisted_errors);
+    CHECK(all.unlisted_errors == 0);
+  }
+  SECTION("the stop line names file:line:column, how many more, and what to do") {
+    TempFile f("[memory]\ncapp = 1\nmanaged = \"sometimes\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    CHECK(r.stop_line() == "invalid policy: " + f.path + ":2:8: unknown setting 'memory.capp' (see `cudashim options` "
+                           "for the list) (and 1 more); stopping at the first CUDA call (exit 78): fix the file "
+                           "(`cudashim policy check " + f.path + "` lists every error) or set policy.on_invalid = "
+                           "\"warn\" in it");
   }
 }
 
