@@ -36,6 +36,8 @@ inline constexpr const char* kFlagOnWords[] = {"1", "true", "yes", "on", "TRUE",
 inline constexpr const char* kFlagOffWords[] = {"0", "false", "no", "off", "FALSE", "False", "NO", "OFF"};
 // The largest value of a count.
 inline constexpr uint64_t kCountMax = 1000000000;
+// The longest value of a path or a text setting, in bytes (each is one line).
+inline constexpr size_t kLineMax = 4000;
 
 // What a setting's value is (the TYPE column): how it is parsed and its field's C++ type.
 enum class SettingType : uint8_t { flag, count, memsize, path, text, log_level, managed, module_loading, on_invalid };
@@ -50,8 +52,8 @@ inline constexpr SettingTypeInfo kSettingTypes[] = {
     {"bool", "1 or 0 (true/false, yes/no, on/off)", nullptr, 0},
     {"count", "a whole number from 0 to 1000000000", nullptr, 0},
     {"memsize", "bytes with a unit (8GiB, 512MiB, 1.5e9) or a fraction of the device's memory (0.5 or 50%)", nullptr, 0},
-    {"path", "a non-empty value", nullptr, 0},
-    {"string", "a non-empty value", nullptr, 0},
+    {"path", "one non-empty line of at most 4000 characters", nullptr, 0},
+    {"string", "one line of at most 4000 characters", nullptr, 0},
     {"loglevel", "off, error, warn, info or debug", kLogThresholdWords, std::size(kLogThresholdWords)},
     {"choice:allow/warn/deny", "allow, warn, deny", kManagedWords, std::size(kManagedWords)},
     {"choice:/LAZY/EAGER", "\"\" (unset), LAZY, EAGER", kModuleLoadingWords, std::size(kModuleLoadingWords)},

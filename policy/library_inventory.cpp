@@ -6,22 +6,27 @@
 #include <link.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "policy/library_rules.h"
+#include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
 #include "recorder/events.h"
 #include "recorder/library_log.h"
+#include "symbols/bounded_read.h"
 #include "symbols/driver_bridge.h"
 #include "symbols/ld_cache.h"
 #include "symbols/loaded_libraries.h"
@@ -52,6 +57,9 @@ struct State {
 };
 constinit std::mutex g_mutex;
 State* g_state = nullptr;  // never destroyed: used by the exit path
+// Mirrors of the driver bridge's state, read before the lock is taken (libraries_rescan).
+constinit std::atomic<bool> g_bridge_wanted{false};  // libcuda is loaded, the bridge not yet checked
+constinit std::atomic<bool> g_bridge_done{false};
 
 State& state() {
   if (g_state == nullptr) {
@@ -104,14 +112,40 @@ void loader_counts(unsigned long long& adds, unsigned long long& subs) {
   adds = c.adds, subs = c.subs;
 }
 
+// What the driver-bridge check reads from files, read before the inventory's lock is taken:
+// the exit path takes that lock, and a read must never hold it (a FIFO named by
+// CUDASHIM_DRIVER_VERSION_FILE once blocked the flush thread there and hung the job at exit).
+struct BridgeFiles {
+  std::string version_source;
+  std::optional<std::string> version_text;  // nullopt: absent or refused
+  std::string problem;                      // why a version file that exists was not read; "" if it was
+  std::vector<std::string> mounts;
+};
+
+BridgeFiles read_bridge_files() {
+  BridgeFiles f;
+  f.version_source = process_settings().driver_version_file;
+  int err = 0;
+  auto v = symbols::read_regular(f.version_source, symbols::kKernelVersionFileLimit, nullptr, &err);
+  if (v)
+    f.version_text = std::move(v).value();
+  else if (err != ENOENT)  // no kernel module (a machine without a GPU, a test) is no problem
+    f.problem = fmt::format("CUDASHIM_DRIVER_VERSION_FILE={}: the driver-bridge check is skipped; name the kernel "
+                            "module's version file, a regular file of at most {} (default /proc/driver/nvidia/version)",
+                            printable(v.error()), symbols::size_text(symbols::kKernelVersionFileLimit));
+  bool truncated = false;  // the mounts past the limit are not looked at
+  if (auto m = symbols::read_regular("/proc/self/mountinfo", symbols::kMountinfoLimit, &truncated))
+    f.mounts = symbols::mount_points(m.value());
+  return f;
+}
+
 // The container's driver bridge, live: the kernel module's version file against the
 // libcuda this process loaded (and whether that file is a bind mount from the host).
-std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs) {
+std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs, const BridgeFiles& files) {
   symbols::DriverBridgeInput in;
-  in.kernel_version_source = process_settings().driver_version_file;
-  in.kernel_version_text = symbols::read_small_text(in.kernel_version_source);
-  const auto mountinfo = symbols::read_small_text("/proc/self/mountinfo");
-  const auto mounts = mountinfo ? symbols::mount_points(*mountinfo) : std::vector<std::string>{};
+  in.kernel_version_source = files.version_source;
+  in.kernel_version_text = files.version_text;
+  const std::vector<std::string>& mounts = files.mounts;
   std::set<std::string> seen;
   for (const auto& l : libs) {
     if (l.family != "cuda" || !seen.insert(l.real).second) continue;
@@ -180,6 +214,11 @@ uint64_t dl_calls() {
 }  // namespace
 
 std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
+  // The driver bridge's files, outside the lock (BridgeFiles): once a re-read saw libcuda
+  // loaded, and at the final one.
+  std::optional<BridgeFiles> files;
+  if (!g_bridge_done.load(std::memory_order_acquire) && (force || g_bridge_wanted.load(std::memory_order_acquire)))
+    files = read_bridge_files();
   std::lock_guard<std::mutex> lock(g_mutex);
   State& s = state();
   const recorder::ModuleTotals totals = recorder::module_totals();
@@ -188,7 +227,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
   // (symbols/walk_objects.h): a tick walks them only when a dlopen or dlclose came since the
   // last walk, and once more on the tick after (a load may still be in progress at the first).
   const bool hinted = dl_calls() != s.dl_hint;
-  if (!force && s.scanned && !hinted && s.quiet_walks >= 1 && !modules_changed) return {};
+  if (!force && s.scanned && !hinted && s.quiet_walks >= 1 && !modules_changed && !files) return {};
   s.quiet_walks = hinted ? 0 : s.quiet_walks + 1;
   struct Rehint {  // after this re-read's own dlopen(RTLD_NOLOAD) probes, whichever way it returns
     State& s;
@@ -196,7 +235,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
   } rehint{s};
   unsigned long long adds = 0, subs = 0;
   loader_counts(adds, subs);
-  if (!force && s.scanned && adds == s.adds && subs == s.subs && !modules_changed) return {};
+  if (!force && s.scanned && adds == s.adds && subs == s.subs && !modules_changed && !files) return {};
   s.modules_seen = totals.count;
   const bool libs_changed = !s.scanned || adds != s.adds || subs != s.subs || force;
   s.adds = adds, s.subs = subs;
@@ -236,7 +275,17 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
   for (auto& f : live_library_rules(in)) findings.push_back(std::move(f));
   bool driver_loaded = false;
   for (const auto& l : s.libs) driver_loaded = driver_loaded || l.family == "cuda";
-  if (!s.bridge_done && driver_loaded) s.bridge = driver_bridge_live(s.libs), s.bridge_done = true;
+  std::vector<std::string> lines;
+  if (!s.bridge_done && driver_loaded) {
+    if (files) {
+      s.bridge = driver_bridge_live(s.libs, *files);
+      s.bridge_done = true;
+      g_bridge_done.store(true, std::memory_order_release);
+      if (!files->problem.empty()) lines.push_back(files->problem);
+    } else {
+      g_bridge_wanted.store(true, std::memory_order_release);  // read on the next re-read, before the lock
+    }
+  }
   if (!s.triton_done) {
     int sm = 0;
     for (const auto& m : loads) sm = m.sm ? m.sm : sm;
@@ -246,7 +295,6 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
   findings.insert(findings.end(), s.shortfalls.begin(), s.shortfalls.end());
   findings.insert(findings.end(), s.bridge.begin(), s.bridge.end());
   findings.insert(findings.end(), s.triton.begin(), s.triton.end());
-  std::vector<std::string> lines;
   for (const auto& f : findings) {
     if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
     std::string files;
@@ -271,6 +319,7 @@ LibraryInventory library_inventory() {
 
 void library_inventory_reset() {
   new (&g_mutex) std::mutex;
+  g_bridge_wanted.store(false), g_bridge_done.store(false);
   g_state = nullptr;  // the parent's state belongs to the parent (leaked in the child, once)
 }
 

@@ -5,15 +5,17 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "policy/printable.h"
+#include "symbols/bounded_read.h"
+
 #define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string_view>
 
 namespace cudashim::policy {
@@ -50,7 +52,7 @@ bool parse_value(const std::string& raw, setting_field_t<T>& out, std::string& n
       norm = m.fraction == 1.0 ? std::string("1.0") : fmt::format("{}", m.fraction);
     return true;
   } else if constexpr (T == SettingType::path || T == SettingType::text) {
-    if (raw.size() > 4000 || raw.find('\n') != std::string::npos) return false;
+    if (raw.size() > kLineMax || raw.find('\n') != std::string::npos) return false;
     if (T == SettingType::path && raw.empty()) return false;
     out = raw;
     norm = raw;
@@ -129,30 +131,54 @@ Outcome set_row(Policy& p, Setting s, const std::string& raw, bool locked, std::
   return Outcome::invalid;
 }
 
-// Sets setting `i` to `raw` from `origin`, honoring its type and the lock.
-void set_value(LoadResult& r, int i, const std::string& raw, const std::string& origin, bool from_file, bool locked,
-               const std::string& lock_origin) {
+// What is wrong with `raw` beyond "not one of the accepted values", when a message should
+// say it: a path or a text setting is one line of at most kLineMax bytes. "" otherwise.
+std::string line_problem(SettingType t, const std::string& raw) {
+  if (t != SettingType::path && t != SettingType::text) return "";
+  if (raw.find('\n') != std::string::npos) return " (it holds a newline)";
+  if (raw.size() > kLineMax) return fmt::format(" (it is {} characters long)", raw.size());
+  if (raw.empty()) return " (it is empty)";
+  return "";
+}
+
+// A message about a value a file or the environment gave.
+struct Message {
+  enum Kind { none, error, warning } kind = none;
+  std::string text;
+};
+
+// Sets setting `i` to `raw` from `origin`, honoring its type and the lock. Returns what to say:
+// an error for a bad value in a file, a warning for one in the environment or a refused change.
+Message set_value(LoadResult& r, int i, const std::string& raw, const std::string& origin, bool from_file, bool locked,
+                  const std::string& lock_origin) {
   const SettingRow& row = kSettingRows[i];
   const std::string what = from_file ? std::string(row.toml_key) : "CUDASHIM_" + std::string(row.name);
   std::string why;
   switch (set_row(r.policy, static_cast<Setting>(i), raw, locked, why)) {
     case Outcome::invalid: {
-      const std::string msg =
-          fmt::format("{}: {}='{}' is not valid: use {}", origin, what, raw.substr(0, 64), row.type_info().accepted);
-      if (from_file)
-        r.errors.push_back(msg);
-      else
-        r.warnings.push_back(msg + fmt::format("; using '{}'", r.policy.text[i]));
-      return;
+      const std::string msg = fmt::format("{}: {}='{}' is not valid{}: use {}", origin, what, printable(raw, 64),
+                                          line_problem(row.type, raw), row.type_info().accepted);
+      if (from_file) return {Message::error, msg};
+      return {Message::warning, msg + fmt::format("; using '{}'", printable(r.policy.text[i], 64))};
     }
     case Outcome::refused:
-      r.warnings.push_back(fmt::format("{}: {} {}: the policy locked by {} keeps '{}'", origin, what, why, lock_origin,
-                                       r.policy.text[i]));
-      return;
-    case Outcome::set: r.policy.origin[i] = origin; return;
+      return {Message::warning, fmt::format("{}: {} {}: the policy locked by {} keeps '{}'", origin, what, printable(why),
+                                            lock_origin, printable(r.policy.text[i], 64))};
+    case Outcome::set: r.policy.origin[i] = origin; return {};
   }
+  return {};
 }
 
+// What a TOML value that no setting can take is ("a table"), or nullptr for a string, a
+// number or a boolean.
+const char* toml_non_scalar(const toml::node& n) {
+  if (n.is_table()) return "a table";
+  if (n.is_array()) return "an array";
+  if (n.is_date() || n.is_time() || n.is_date_time()) return "a date or a time";
+  return nullptr;
+}
+
+// A scalar TOML value as the text its setting parses. pre: toml_non_scalar(n) == nullptr.
 std::string toml_text(const toml::node& n) {
   if (auto s = n.as_string()) return s->get();
   if (auto b = n.as_boolean()) return b->get() ? "1" : "0";
@@ -163,7 +189,7 @@ std::string toml_text(const toml::node& n) {
     if (t.find_first_of(".eEn") == std::string::npos) t += ".0";
     return t;
   }
-  return "\x01";  // a table or an array: never a valid value
+  return "";
 }
 
 std::string where(const std::string& path, const toml::source_region& s) {
@@ -225,13 +251,15 @@ Settings::Settings() {
 #undef CUDASHIM_SETTING
 }
 
-bool LoadResult::stop() const { return !errors.empty() && policy.settings.on_invalid != OnInvalid::warn; }
-
 // TOML keeps non-ASCII text to strings and comments (bare keys are ASCII). toml++
 // 3.3 reaches undefined behaviour on some non-ASCII bare keys (found by
 // tests/fuzz/fuzz_policy.cpp), so such a byte is an error before it parses.
-// Returns "" or "line:column: what". Triple-quoted strings count as strings.
-std::string non_ascii_outside_strings(std::string_view t) {
+// Returns "" or "line:column: what". Triple-quoted strings count as strings. `entries`
+// gets the number of key/value lines and [section] headers: what toml++ would build a node
+// for, counted before it parses.
+std::string non_ascii_outside_strings(std::string_view t, size_t& entries) {
+  entries = 0;
+  bool line_start = true;  // only blanks so far on this line, outside strings and comments
   size_t line = 1, col = 1;
   char quote = 0;       // the quote character while inside a string
   bool triple = false;  // inside a triple-quoted string
@@ -241,7 +269,7 @@ std::string non_ascii_outside_strings(std::string_view t) {
   for (size_t i = 0; i < t.size(); ++i) {
     const char c = t[i];
     if (c == '\n') {
-      ++line, col = 1, comment = false;
+      ++line, col = 1, comment = false, line_start = !quote || !triple;
       if (quote && !triple) quote = 0;  // a one-line string ends here (toml++ reports it)
       if (!quote) in_key = true;
       continue;
@@ -267,9 +295,12 @@ std::string non_ascii_outside_strings(std::string_view t) {
       ++col;
       continue;
     }
+    if (c == '[' && line_start) ++entries;
+    if (c != ' ' && c != '\t') line_start = false;
     if (c == '#') {
       comment = true;
     } else if (c == '=') {
+      if (in_key) ++entries;
       in_key = false;
     } else if ((c == '"' || c == '\'') &&
                (i == 0 || std::strchr(" \t=[{,.", t[i - 1]) != nullptr || t[i - 1] == '\n')) {
@@ -289,55 +320,132 @@ std::string non_ascii_outside_strings(std::string_view t) {
   return "";
 }
 
-void apply_file(LoadResult& r, const std::string& path, bool admin) {
+void apply_file(LoadResult& r, const std::string& path, bool admin, const char* named_by) {
   const bool locked = !admin && r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
+  const std::string shown = printable(path);  // the path as messages print it
+  // The first `listed_per_file` errors of this file are kept, the rest counted.
+  std::size_t listed = 0;
+  auto full = [&] { return listed >= r.listed_per_file; };
+  auto error = [&](std::string msg) {
+    if (r.errors.empty() && r.unlisted_errors == 0) r.first_error_file = shown;
+    if (full()) return void(++r.unlisted_errors);
+    r.errors.push_back(std::move(msg));
+    ++listed;
+  };
   toml::table tbl;
   try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      r.errors.push_back(fmt::format("{}: cannot be read: {}", path, std::strerror(errno)));
+    // Bounded and non-blocking (symbols/bounded_read.h): a FIFO named here hung every
+    // preloaded process at load, /dev/zero read until bad_alloc.
+    auto read = symbols::read_regular(path, kPolicyFileLimit);
+    if (!read) {
+      error(fmt::format("{}; {} a regular TOML file of at most {}", printable(read.error()),
+                        named_by ? fmt::format("{} must name", named_by) : std::string("a policy file is"),
+                        symbols::size_text(kPolicyFileLimit)));
       return;
     }
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (const std::string bad = non_ascii_outside_strings(text); !bad.empty()) {
-      r.errors.push_back(fmt::format("{}:{}", path, bad));
+    std::string_view text = read.value();
+    // A UTF-8 byte order mark, as some Windows editors write one: TOML 1.0 does not allow it, but
+    // it carries no meaning, and refusing it would stop jobs over an invisible character.
+    if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
+    size_t entries = 0;
+    if (const std::string bad = non_ascii_outside_strings(text, entries); !bad.empty()) {
+      error(fmt::format("{}:{}", shown, bad));
+      return;
+    }
+    // Parsing costs every preloaded process its time: a file of a hundred thousand keys took
+    // 0.3-0.6 s per process. A policy sets at most kSettings keys.
+    if (entries > kPolicyEntryLimit) {
+      error(fmt::format("{}: holds {} keys and section headers, more than the {} a policy file may (there are {} "
+                        "settings): not parsed; is this the policy file?",
+                        shown, entries, kPolicyEntryLimit, kSettings));
       return;
     }
     tbl = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    r.errors.push_back(fmt::format("{}: {}", where(path, e.source()), e.description()));
+    error(fmt::format("{}: {}", where(shown, e.source()), printable(e.description())));
     return;
   } catch (const std::exception& e) {
-    r.errors.push_back(fmt::format("{}: cannot be read: {}", path, e.what()));
+    error(fmt::format("{}: cannot be read: {}", shown, printable(e.what())));
     return;
   }
-  // Every key must be a known setting: a typo must not silently do nothing.
+  // Every key must be a known setting: a typo must not silently do nothing. The errors are
+  // listed in the file's order (a table iterates in key order); an unknown key is formatted
+  // only when it is listed: a file may hold a hundred thousand of them.
+  struct KeyError {
+    toml::source_position at;
+    enum { message, unknown_key, not_a_section } kind;
+    std::string_view section, key;
+    std::string text;  // kind == message
+  };
+  std::vector<KeyError> key_errors;
   for (auto&& [section, node] : tbl) {
     const auto* sub = node.as_table();
     if (sub == nullptr) {
-      r.errors.push_back(fmt::format("{}: '{}' is not a section; settings live in [output], [memory], [framework], [policy]",
-                                     where(path, node.source()), section.str()));
+      key_errors.push_back({node.source().begin, KeyError::not_a_section, section.str(), {}, {}});
       continue;
     }
     for (auto&& [key, value] : *sub) {
-      const std::string full = std::string(section.str()) + "." + std::string(key.str());
+      const std::string full_key = std::string(section.str()) + "." + std::string(key.str());
       int found = -1;
-      for (int i = 0; i < kSettings; ++i)
-        if (full == kSettingRows[i].toml_key) found = i;
+      for (int i = 0; i < kSettings && found < 0; ++i)
+        if (full_key == kSettingRows[i].toml_key) found = i;
       if (found < 0) {
-        r.errors.push_back(fmt::format("{}: unknown setting '{}' (see `cudashim options` for the list)",
-                                       where(path, value.source()), full));
+        key_errors.push_back({value.source().begin, KeyError::unknown_key, section.str(), key.str(), {}});
         continue;
       }
       if (!admin && found == static_cast<int>(Setting::LOCKED) && locked) continue;
-      set_value(r, found, toml_text(value), where(path, value.source()), true, locked, lock_origin);
+      if (const char* kind = toml_non_scalar(value)) {
+        key_errors.push_back({value.source().begin, KeyError::message, {}, {},
+                              fmt::format("{}: {} is {}, not a value: use {}", where(shown, value.source()), full_key,
+                                          kind, kSettingRows[found].type_info().accepted)});
+        continue;
+      }
+      Message m = set_value(r, found, toml_text(value), where(shown, value.source()), true, locked, lock_origin);
+      if (m.kind == Message::error) key_errors.push_back({value.source().begin, KeyError::message, {}, {}, std::move(m.text)});
+      else if (m.kind == Message::warning) r.warnings.push_back(std::move(m.text));
     }
+  }
+  std::stable_sort(key_errors.begin(), key_errors.end(), [](const KeyError& a, const KeyError& b) {
+    return a.at.line != b.at.line ? a.at.line < b.at.line : a.at.column < b.at.column;
+  });
+  for (KeyError& e : key_errors) {
+    if (full()) {
+      ++r.unlisted_errors;
+      continue;
+    }
+    const std::string at = fmt::format("{}:{}:{}", shown, e.at.line, e.at.column);
+    if (e.kind == KeyError::unknown_key)
+      e.text = fmt::format("{}: unknown setting '{}' (see `cudashim options` for the list)", at,
+                           printable(std::string(e.section) + "." + std::string(e.key), 64));
+    else if (e.kind == KeyError::not_a_section)
+      e.text = fmt::format("{}: '{}' is not a section; settings live in [output], [memory], [framework], [policy]", at,
+                           printable(e.section, 64));
+    error(std::move(e.text));
   }
 }
 
-LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file) {
+bool LoadResult::stop() const { return !errors.empty() && policy.settings.on_invalid != OnInvalid::warn; }
+
+std::vector<std::string> LoadResult::error_lines() const {
+  std::vector<std::string> out = errors;
+  if (unlisted_errors != 0)
+    out.push_back(fmt::format("... and {} more error{} (`cudashim policy check {}` lists them all)", unlisted_errors,
+                              unlisted_errors == 1 ? "" : "s", first_error_file));
+  return out;
+}
+
+std::string LoadResult::stop_line() const {
+  const std::size_t more = errors.size() - 1 + unlisted_errors;
+  return fmt::format("invalid policy: {}{}; stopping at the first CUDA call (exit 78): fix the file (`cudashim policy "
+                     "check {}` lists every error) or set policy.on_invalid = \"warn\" in it",
+                     errors.front(), more == 0 ? std::string() : fmt::format(" (and {} more)", more), first_error_file);
+}
+
+LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file,
+                       std::size_t listed_per_file) {
   LoadResult r;
+  r.listed_per_file = listed_per_file;
   for (int i = 0; i < kSettings; ++i) {
     r.policy.text[i] = kSettingRows[i].default_value;
     r.policy.origin[i] = "default";
@@ -345,7 +453,7 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
   struct stat st {};
   if (!admin_file.empty() && stat(admin_file.c_str(), &st) == 0) apply_file(r, admin_file, true);
   const char* user = getenv_fn("CUDASHIM_POLICY");
-  if (user != nullptr && *user != '\0') apply_file(r, user, false);
+  if (user != nullptr && *user != '\0') apply_file(r, user, false, "CUDASHIM_POLICY");
   const bool locked = r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   for (int i = 0; i < kSettings; ++i) {
@@ -364,7 +472,8 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
       }
       continue;
     }
-    set_value(r, i, raw, var, false, locked, lock_origin);
+    Message m = set_value(r, i, raw, var, false, locked, lock_origin);
+    if (m.kind != Message::none) r.warnings.push_back(std::move(m.text));
   }
   return r;
 }
@@ -374,7 +483,7 @@ std::string describe(const Policy& p) {
   for (int i = 0; i < kSettings; ++i) {
     const SettingRow& row = kSettingRows[i];
     const std::string key = *row.toml_key ? row.toml_key : std::string("(env) CUDASHIM_") + row.name;
-    out += fmt::format("{:<40} = {:<16} # {}\n", key, "\"" + p.text[i] + "\"", p.origin[i]);
+    out += fmt::format("{:<40} = {:<16} # {}\n", key, "\"" + printable(p.text[i]) + "\"", printable(p.origin[i]));
   }
   return out;
 }

@@ -3,6 +3,7 @@
 // CUDASHIM_* environment, in that order. Each value is parsed once, here, into the typed
 // field of `Settings` its row of catalog/settings.def names; consumers read those fields.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,18 +31,41 @@ struct Policy {
   const std::string& origin_of(Setting s) const { return origin[static_cast<int>(s)]; }
 };
 
+// The most bytes a policy file may hold, and the most keys and section headers. Every preloaded
+// process reads and parses the policy at load, CUDA or not, so both bound what that may cost
+// (toml++ parsed 1 MiB of comments in about 0.1 s, 100,000 keys in 0.3-0.6 s, per process, on
+// the 2-core VM); a policy of every setting with comments is a few KiB. A FIFO, a device, a
+// directory or a larger file is an error of that file, never read on.
+inline constexpr std::size_t kPolicyFileLimit = 64u << 10;
+inline constexpr std::size_t kPolicyEntryLimit = 256;
+// The errors a process lists per policy file; the rest are counted ("... and K more"): a
+// file of 300,000 unknown keys must not print megabytes into every job's stderr.
+inline constexpr std::size_t kListedErrorsPerFile = 10;
+
 struct LoadResult {
   Policy policy;
   std::vector<std::string> warnings;  // bad environment values, refused loosening of a locked policy
-  std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>"
-  bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 before CUDA work
+  std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>", the first
+                                      // `listed_per_file` of each file
+  std::size_t unlisted_errors = 0;    // the errors past those, counted only
+  std::string first_error_file;       // the file the first error is in
+  std::size_t listed_per_file = kListedErrorsPerFile;
+  bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 at the first CUDA call
+  // The errors as printed: each listed one, then "... and K more" when some were not listed.
+  std::vector<std::string> error_lines() const;
+  // The one line a process stopped for a malformed policy prints: the first error, how many
+  // more there are, what to do. pre: !errors.empty().
+  std::string stop_line() const;
 };
 
-// Builds the process policy. `getenv_fn` is std::getenv in the shim, a map in tests.
-LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file = "/etc/cudashim/policy.toml");
+// Builds the process policy. `getenv_fn` is std::getenv in the shim, a map in tests;
+// `listed_per_file` bounds LoadResult::errors per file (`cudashim policy check` lists all).
+LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file = "/etc/cudashim/policy.toml",
+                       std::size_t listed_per_file = kListedErrorsPerFile);
 
-// Applies one TOML file on top of `r.policy` (for `cudashim policy check FILE`).
-void apply_file(LoadResult& r, const std::string& path, bool admin);
+// Applies one TOML file on top of `r.policy` (for `cudashim policy check FILE`). `named_by` is the
+// variable that named the file ("CUDASHIM_POLICY"), for the message when it cannot be read.
+void apply_file(LoadResult& r, const std::string& path, bool admin, const char* named_by = nullptr);
 
 // Parses a memory size ("8GiB", "512 MiB", "1.5e9", "1073741824", "0.5", "50%").
 // Returns false for anything else.

@@ -2,10 +2,10 @@
 #include "recorder/clock.h"
 
 #include <cpuid.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cstring>
+
+#include "symbols/bounded_read.h"
 
 namespace cudashim {
 
@@ -13,21 +13,6 @@ bool g_clock_uses_tsc = false;
 
 namespace {
 uint64_t g_tsc0 = 0, g_ns0 = 0;
-
-// Reads up to `n-1` bytes of `path` into `buf` (NUL-terminated). Returns bytes read.
-size_t read_small(const char* path, char* buf, size_t n) {
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  size_t got = 0;
-  while (got + 1 < n) {
-    const ssize_t r = read(fd, buf + got, n - 1 - got);
-    if (r <= 0) break;
-    got += static_cast<size_t>(r);
-  }
-  close(fd);
-  buf[got] = '\0';
-  return got;
-}
 
 // True when CPUID says the TSC is invariant (CPUID.80000007H:EDX[8]): constant
 // rate, and running in every power state. Reading /proc/cpuinfo instead costs
@@ -44,7 +29,7 @@ bool invariant_tsc() {
 
 void clock_init() {
   char source[64];
-  read_small("/sys/devices/system/clocksource/clocksource0/current_clocksource", source, sizeof source);
+  symbols::read_regular_into("/sys/devices/system/clocksource/clocksource0/current_clocksource", source, sizeof source);
   g_clock_uses_tsc = invariant_tsc() && std::strncmp(source, "tsc", 3) == 0;
   g_ns0 = monotonic_ns();
   g_tsc0 = __rdtsc();

@@ -5,7 +5,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -14,6 +13,7 @@
 #include "recorder/torch_memory.h"
 #include "recorder/oom.h"
 #include "recorder/recorder.h"
+#include "symbols/bounded_read.h"
 #include "symbols/walk_objects.h"
 
 namespace cudashim::recorder {
@@ -34,9 +34,15 @@ std::string loaded_libcuda() {
   return found;
 }
 
+namespace {
+constexpr std::size_t kCmdlineLimit = 1u << 20;  // the most of /proc/self/cmdline a report keeps
+}  // namespace
+
 std::vector<std::string> process_argv() {
-  std::ifstream f("/proc/self/cmdline", std::ios::binary);
-  const std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  // Bounded (symbols/bounded_read.h): an argv past 1 MiB is cut there.
+  bool truncated = false;
+  auto read = symbols::read_regular("/proc/self/cmdline", kCmdlineLimit, &truncated);
+  const std::string cmd = read ? std::move(read).value() : std::string();
   std::vector<std::string> argv;
   for (size_t pos = 0; pos < cmd.size();) {
     const size_t end = cmd.find('\0', pos);

@@ -2,9 +2,10 @@
 //
 // The constructor does only cheap, lock-free work (it runs under the loader's lock; peers
 // that hook CUDA with real work there deadlocked importing torch from conda): read the
-// CUDASHIM_* options, note the process facts, register the fork handler. Real
-// functions are resolved lazily by the hooks. The report is written at exit (or when
-// SIGTERM or an abort ends the process: shim/terminate.h).
+// CUDASHIM_* options, note the process facts, register the fork handler. It prints
+// nothing and stops nothing: what it has to say waits for the first CUDA use
+// (shim/first_use.h). Real functions are resolved lazily by the hooks. The report is
+// written at exit (or when SIGTERM or an abort ends the process: shim/terminate.h).
 #include <pthread.h>
 #include <sys/auxv.h>
 
@@ -31,6 +32,7 @@
 #include "report/summary.h"
 #include "report/trace.h"
 #include "shim/cudashim.h"
+#include "shim/first_use.h"
 #include "shim/library_watch.h"
 #include "shim/torch_counters.h"
 #include "shim/log.h"
@@ -46,6 +48,7 @@ uint64_t real_free_bytes(int device);
 
 std::atomic<int> g_log_level{1};
 std::atomic<bool> g_inert{false};
+std::atomic<bool> g_first_use_pending{false};
 
 namespace {
 
@@ -62,21 +65,39 @@ bool g_report_enabled = true;
 
 const char* env_get(const char* name) { return std::getenv(name); }
 
+// What the constructor leaves for the first CUDA use (shim/first_use.h): its notices, in
+// order, or the one line of a stop. Set before any second thread exists, never freed.
+struct Deferred {
+  std::vector<std::pair<LogLevel, std::string>> notices;
+  std::string stop_line;  // non-empty: a malformed policy under on_invalid = "fail"
+};
+Deferred* g_deferred = nullptr;
+std::atomic<bool> g_first_use_taken{false};
+
+// Leaves the start-up notices and the stop of `loaded` for the first CUDA use.
+void defer_to_first_use(const policy::LoadResult& loaded) {
+  if (loaded.errors.empty() && loaded.warnings.empty()) return;
+  if (g_deferred == nullptr) g_deferred = new Deferred;
+  if (loaded.stop()) {
+    g_deferred->stop_line = loaded.stop_line();  // the one line: bad settings would only add noise
+  } else {
+    for (const std::string& e : loaded.error_lines())
+      g_deferred->notices.emplace_back(LogLevel::warn, "invalid policy (ignored: on_invalid = \"warn\"): " + e);
+    for (const std::string& w : loaded.warnings) g_deferred->notices.emplace_back(LogLevel::warn, w);
+  }
+  g_first_use_pending.store(true, std::memory_order_relaxed);
+}
+
 void setup_process() {
   policy::LoadResult loaded = policy::load_policy(env_get);
-  const policy::Settings& s = loaded.policy.settings;
   // shim/log.h counts its levels from -1 (off); the setting's words start at off.
-  g_log_level.store(static_cast<int>(s.log_level) - 1, std::memory_order_relaxed);
-  // A malformed policy file stops the process before any CUDA work (exit 78,
-  // EX_CONFIG), unless the policy says on_invalid = "warn".
-  for (const std::string& e : loaded.errors)
-    log_message(loaded.stop() ? LogLevel::error : LogLevel::warn, "invalid policy: {}", e);
-  if (loaded.stop()) {
-    log_message(LogLevel::error, "stopping before any CUDA work (exit 78); fix the policy file or set "
-                                 "policy.on_invalid = \"warn\" in it");
-    _exit(78);
-  }
-  for (const std::string& w : loaded.warnings) log_message(LogLevel::warn, "{}", w);
+  g_log_level.store(static_cast<int>(loaded.policy.settings.log_level) - 1, std::memory_order_relaxed);
+  defer_to_first_use(loaded);
+  // A malformed policy under on_invalid = "fail": until its first CUDA call stops it, the
+  // process runs under the table's defaults, as if there were no policy (none of its
+  // settings, framework variables included, is applied on the way).
+  if (loaded.stop()) loaded.policy.settings = policy::Settings{};
+  const policy::Settings& s = loaded.policy.settings;
   // AT_SECURE: a setuid/setgid program must not be steered by the environment.
   const bool secure = getauxval(AT_SECURE) != 0;
   const bool inert = s.disable || secure;
@@ -129,6 +150,8 @@ void after_fork_parent() {
 void after_fork_child() {
   if (t_fork_locked) symbols::walk_mutex().unlock();  // taken by before_fork() in this very thread
   t_fork_locked = false;
+  // Forked while another thread was handling the first CUDA use: that thread is not here.
+  if (g_first_use_pending.load(std::memory_order_relaxed)) g_first_use_taken.store(false, std::memory_order_relaxed);
   recorder::reset_all();
   recorder::sites_reset();
   recorder::library_log_reset();
@@ -143,6 +166,28 @@ void after_fork_child() {
     g_start_ticks = now_ticks();
   }
 }
+
+}  // namespace
+
+void first_cuda_use() {
+  if (g_first_use_taken.exchange(true, std::memory_order_acq_rel)) {
+    // Another thread is handling it. Under a stop it is about to end the process: this
+    // thread must not reach CUDA meanwhile.
+    if (g_deferred != nullptr && !g_deferred->stop_line.empty())
+      for (;;) pause();
+    return;
+  }
+  if (g_deferred != nullptr) {
+    if (!g_deferred->stop_line.empty()) {
+      log_message(LogLevel::error, "{}", g_deferred->stop_line);
+      _exit(78);  // EX_CONFIG (sysexits.h)
+    }
+    for (const auto& [level, text] : g_deferred->notices) log_message(level, "{}", text);
+  }
+  g_first_use_pending.store(false, std::memory_order_relaxed);
+}
+
+namespace {
 
 int write_report_to(const std::string& path) {
   try {

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string_view>
+
+#include "policy/printable.h"
 
 namespace cudashim::shim {
 
@@ -15,16 +18,26 @@ enum class LogLevel : int { error = 0, warn = 1, info = 2, debug = 3, off = -1 }
 // The threshold set from CUDASHIM_LOG_LEVEL at start-up.
 extern std::atomic<int> g_log_level;
 
-// Writes "cudashim[pid]: <level>: <message>\n" when `level` passes the threshold.
+// Writes "cudashim[pid]: <level>: <message>\n" when `level` passes the threshold. Control
+// characters and bytes that are not UTF-8 in the message, whatever argument brought them (a
+// path or a value from the environment), are written as \xHH (policy/printable.h): a log line
+// never drives the terminal. Newlines are kept: one message (the findings summary) spans lines.
 template <typename... Args>
 void log_message(LogLevel level, fmt::format_string<Args...> f, Args&&... args) {
   if (static_cast<int>(level) > g_log_level.load(std::memory_order_relaxed)) return;
   static constexpr const char* kNames[] = {"error", "warning", "info", "debug"};
+  char text[1024];
+  auto r = fmt::format_to_n(text, sizeof text, f, std::forward<Args>(args)...);
+  const size_t len = r.size < sizeof text ? r.size : sizeof text;
   char buf[1024];
-  auto r = fmt::format_to_n(buf, sizeof buf - 1, "cudashim[{}]: {}: ", getpid(), kNames[static_cast<int>(level)]);
-  size_t n = r.size < sizeof buf - 1 ? r.size : sizeof buf - 1;
-  auto r2 = fmt::format_to_n(buf + n, sizeof buf - 1 - n, f, std::forward<Args>(args)...);
-  n += r2.size < sizeof buf - 1 - n ? r2.size : sizeof buf - 1 - n;
+  auto p = fmt::format_to_n(buf, sizeof buf - 1, "cudashim[{}]: {}: ", getpid(), kNames[static_cast<int>(level)]);
+  size_t n = p.size < sizeof buf - 1 ? p.size : sizeof buf - 1;
+  policy::for_each_printable(
+      std::string_view(text, len),
+      [&](char c) {
+        if (n < sizeof buf - 1) buf[n++] = c;
+      },
+      std::string_view::npos, /*keep_newlines=*/true);
   buf[n++] = '\n';
   (void)!write(2, buf, n);
 }

@@ -11,6 +11,7 @@
 #include "recorder/ledger.h"
 #include "catalog/mem_kinds.h"
 #include "recorder/thread_slots.h"
+#include "shim/first_use.h"
 #include "shim/thread_flags.h"
 #include "shim/log.h"
 #include "shim/real_dl.h"
@@ -74,6 +75,9 @@ Fn driver_helper(std::atomic<Fn>& slot, const char* name) {
 }  // namespace
 
 bool adopt_real(HookId id, void* real) {
+  // The shim is about to forward to CUDA: what the start-up deferred happens now, before the
+  // first real call (shim/first_use.h). Nothing else fills g_real.
+  note_cuda_use();
   std::atomic<void*>& slot = g_real[static_cast<size_t>(id)];
   void* expected = nullptr;
   if (slot.compare_exchange_strong(expected, real, std::memory_order_acq_rel)) {

@@ -7,10 +7,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+
+#include "symbols/bounded_read.h"
 
 namespace cudashim::symbols {
 namespace {
@@ -280,21 +281,18 @@ DriverBridgeInput read_driver_bridge_input(const std::string& kernel_version_pat
                                            const std::vector<std::string>& folders, const std::string& in_use) {
   DriverBridgeInput input;
   input.kernel_version_source = kernel_version_path;
-  input.kernel_version_text = read_small_text(kernel_version_path);
+  if (auto v = read_regular(kernel_version_path, kKernelVersionFileLimit)) input.kernel_version_text = std::move(v).value();
   std::vector<std::string> mounts;
-  if (auto m = read_small_text(mountinfo_path)) mounts = mount_points(*m);
+  bool truncated = false;
+  if (auto m = read_regular(mountinfo_path, kMountinfoLimit, &truncated)) mounts = mount_points(m.value());
   input.libcuda = find_libcuda_copies(folders, in_use, mounts);
   return input;
 }
 
 std::optional<std::string> read_small_text(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) return std::nullopt;
-  std::string text;
-  char buf[4096];
-  while (text.size() <= (1u << 20) && (f.read(buf, sizeof buf), f.gcount() > 0))  // /proc files are small
-    text.append(buf, static_cast<std::size_t>(f.gcount()));
-  return text;
+  auto r = read_regular(path, 1u << 20);
+  if (!r) return std::nullopt;
+  return std::move(r).value();
 }
 
 }  // namespace cudashim::symbols

@@ -6,6 +6,7 @@
 // what it sees live; read_driver_bridge_input() gathers the same facts from files for the CLI.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -92,7 +93,15 @@ std::vector<LibcudaCopy> find_libcuda_copies(const std::vector<std::string>& fol
 DriverBridgeInput read_driver_bridge_input(const std::string& kernel_version_path, const std::string& mountinfo_path,
                                            const std::vector<std::string>& folders, const std::string& in_use);
 
-// The text of a small file (a /proc file: at most about 1 MiB is read); nullopt when it cannot be opened.
+// The most bytes of the kernel module's version file read (/proc/driver/nvidia/version holds
+// two lines; CUDASHIM_DRIVER_VERSION_FILE and `doctor --driver-version-file` may name another).
+inline constexpr std::size_t kKernelVersionFileLimit = 64u << 10;
+// The most bytes of /proc/self/mountinfo read (a node with thousands of mounts); the lines past
+// it are not read.
+inline constexpr std::size_t kMountinfoLimit = 4u << 20;
+
+// The text of a small file (a /proc file), read through symbols/bounded_read.h: at most 1 MiB,
+// never a FIFO or a device; nullopt when it cannot be read or is larger.
 std::optional<std::string> read_small_text(const std::string& path);
 
 }  // namespace cudashim::symbols

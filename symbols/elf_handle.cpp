@@ -10,6 +10,8 @@
 #include <system_error>
 #include <utility>
 
+#include "symbols/bounded_read.h"
+
 namespace cudashim::symbols::detail {
 namespace {
 
@@ -92,13 +94,12 @@ void ElfHandle::release() noexcept {
 Result<ElfHandle> ElfHandle::open(const std::string& path) {
   ElfHandle h;
   h.path_ = path;
-  h.fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (h.fd_ < 0) return h.error("cannot open: " + errno_text(errno));
-  struct stat st {};
-  if (fstat(h.fd_, &st) != 0) return h.error("cannot stat: " + errno_text(errno));
-  if (!S_ISREG(st.st_mode)) return h.error("not a regular file");
-  if (st.st_size == 0) return h.error("empty file");
-  h.file_size_ = static_cast<std::uint64_t>(st.st_size);
+  // Never a FIFO or a device (symbols/bounded_read.h): opening one could block for good.
+  const OpenedFile f = open_regular(path.c_str());
+  if (f.fd < 0) return h.error(f.err != 0 ? "cannot open: " + errno_text(f.err) : open_problem(f));
+  h.fd_ = f.fd;
+  if (f.size == 0) return h.error("empty file");
+  h.file_size_ = f.size;
 
   if (!libelf_ready()) return h.error("libelf is unusable (elf_version failed)");
   // ELF_C_READ (not MMAP): libelf preads what it needs, so a file that shrinks

@@ -12,6 +12,8 @@
 #include <map>
 #include <set>
 
+#include "symbols/bounded_read.h"
+
 namespace cudashim::symbols {
 namespace {
 
@@ -215,14 +217,15 @@ Result<Fatbin> read_fatbin(const std::string& path, const ElfFacts& facts) {
   }
   if (fatbin != nullptr && fatbin->type == SHT_NOBITS)
     return make_error(path, ".nv_fatbin has no bytes in the file (SHT_NOBITS)");
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || st.st_size <= 0) {
+  const OpenedFile opened = open_regular(path.c_str());  // never a FIFO or a device (bounded_read.h)
+  if (opened.fd < 0)
+    return make_error(path, opened.err != 0 ? std::string("cannot open: ") + std::strerror(opened.err) : open_problem(opened));
+  const int fd = opened.fd;
+  if (opened.size == 0) {
     close(fd);
-    return st.st_size == 0 ? Result<Fatbin>(Fatbin{}) : Result<Fatbin>(make_error(path, "cannot stat"));
+    return Fatbin{};
   }
-  const std::uint64_t file_size = static_cast<std::uint64_t>(st.st_size);
+  const std::uint64_t file_size = opened.size;
   auto inside = [&](const Section* s) { return s->offset <= file_size && s->size <= file_size - s->offset; };
   if (fatbin != nullptr && !inside(fatbin)) {
     close(fd);

@@ -3,8 +3,9 @@
 #include <elf.h>
 
 #include <cstring>
-#include <fstream>
 #include <iterator>
+
+#include "symbols/bounded_read.h"
 
 namespace cudashim::symbols {
 namespace {
@@ -83,16 +84,10 @@ Result<LdCache> parse_ld_cache(const std::uint8_t* data, std::size_t size, const
 }
 
 Result<LdCache> read_ld_cache(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return make_error(path, "cannot open ld.so.cache");
-  std::vector<std::uint8_t> bytes;
-  char buf[65536];
-  while (in && bytes.size() <= kMaxCacheBytes) {
-    in.read(buf, sizeof buf);
-    bytes.insert(bytes.end(), buf, buf + in.gcount());
-  }
-  if (bytes.size() > kMaxCacheBytes) return make_error(path, "ld.so.cache larger than 64 MiB (refused)");
-  return parse_ld_cache(bytes.data(), bytes.size(), path);
+  auto bytes = read_regular(path, kMaxCacheBytes);
+  if (!bytes) return bytes.to_error();
+  const std::string& b = bytes.value();
+  return parse_ld_cache(reinterpret_cast<const std::uint8_t*>(b.data()), b.size(), path);
 }
 
 std::optional<std::string> ld_cache_lookup(const LdCache& cache, std::string_view soname, std::int32_t flags) {

@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "symbols/bounded_read.h"
+
 namespace cudashim::symbols {
 namespace fs = std::filesystem;
 
@@ -41,8 +43,11 @@ std::string candidate_problem(const std::string& path, int elf_class, std::uint1
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return "no such file";
   if (!S_ISREG(st.st_mode)) return "skipped: not a regular file";
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string("skipped: cannot open (") + std::strerror(errno) + ")";
+  const OpenedFile opened = open_regular(path.c_str());  // never a FIFO or a device (bounded_read.h)
+  if (opened.fd < 0)
+    return opened.err != 0 ? std::string("skipped: cannot open (") + std::strerror(opened.err) + ")"
+                           : "skipped: not a regular file";
+  const int fd = opened.fd;
   unsigned char hdr[64] = {};
   ssize_t got = pread(fd, hdr, sizeof hdr, 0);
   close(fd);

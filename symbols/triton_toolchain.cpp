@@ -9,8 +9,9 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <regex>
+
+#include "symbols/bounded_read.h"
 
 namespace cudashim::symbols {
 namespace fs = std::filesystem;
@@ -103,14 +104,14 @@ std::optional<ToolVersion> parse_tool_version(std::string_view bytes) {
 }
 
 std::optional<ToolVersion> read_tool_version(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) {
+  const OpenedFile opened = open_regular(path.c_str());  // never a FIFO or a device (bounded_read.h)
+  if (opened.fd < 0) return std::nullopt;
+  const int fd = opened.fd;
+  if (opened.size == 0) {
     close(fd);
     return std::nullopt;
   }
-  const std::size_t size = static_cast<std::size_t>(st.st_size);
+  const std::size_t size = static_cast<std::size_t>(opened.size);
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (map == MAP_FAILED) return std::nullopt;
@@ -305,11 +306,9 @@ TritonInput read_triton_input(const std::string& package_dir, int sm, const std:
     }
   }
   auto read_small = [](const fs::path& p) {
-    std::ifstream f(p);
-    std::string text;
-    char buf[4096];
-    while (f && text.size() < (1u << 20) && (f.read(buf, sizeof buf), f.gcount() > 0)) text.append(buf, static_cast<std::size_t>(f.gcount()));
-    return text;
+    bool truncated = false;  // Python sources: what the first MiB says is enough
+    auto r = read_regular(p.string(), 1u << 20, &truncated);
+    return r ? std::move(r).value() : std::string();
   };
   if (in.version.empty()) {
     std::smatch m;

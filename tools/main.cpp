@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <limits>
 #include <fstream>
 #include <iostream>
 
 #include "catalog/findings.h"
+#include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "catalog/hooks.h"
 #include "tools/doctor.h"
@@ -113,14 +115,17 @@ int cmd_findings(bool markdown) {
 // (defaults, /etc/cudashim/policy.toml unless FILE is it, FILE, then the environment).
 int cmd_policy_check(const std::string& file) {
   using namespace cudashim::policy;
-  LoadResult r = load_policy([](const char* n) -> const char* {
-    return std::string_view(n) == "CUDASHIM_POLICY" ? nullptr : std::getenv(n);
-  });
+  // Every error is listed (a process lists the first few of each file). The file is read like
+  // the shim reads it: a FIFO or a device is refused, never waited on.
+  LoadResult r = load_policy(
+      [](const char* n) -> const char* { return std::string_view(n) == "CUDASHIM_POLICY" ? nullptr : std::getenv(n); },
+      "/etc/cudashim/policy.toml", std::numeric_limits<std::size_t>::max());
   apply_file(r, file, file == "/etc/cudashim/policy.toml");
-  for (const auto& e : r.errors) fmt::print(stderr, "error: {}\n", e);
+  for (const auto& e : r.error_lines()) fmt::print(stderr, "error: {}\n", e);
   for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!r.errors.empty()) {
-    fmt::print(stderr, "{}: invalid; a job would stop before any CUDA work (exit 78){}\n", file,
+    fmt::print(stderr,
+               "{}: invalid; a process would stop at its first CUDA call (exit 78){}\n", cudashim::policy::printable(file),
                r.stop() ? "" : ", but this policy says on_invalid = \"warn\": it would run without it");
     return 78;
   }

@@ -1,5 +1,6 @@
 // policy_test.cpp: the settings table, policy files, locks, and admission.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "policy/admission.h"
+#include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "recorder/recorder.h"
 
@@ -146,6 +148,157 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     REQUIRE(r.errors.size() == 1);
     CHECK(r.errors[0].rfind("/nonexistent/policy.toml", 0) == 0);
   }
+}
+
+TEST_CASE("a policy file is a regular file of at most 64 KiB, read without blocking", "[policy]") {
+  g_env.clear();
+  SECTION("a FIFO (it hung every preloaded process at load)") {
+    char dir[] = "/tmp/cudashim-fifo-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string fifo = std::string(dir) + "/policy.toml";
+    REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+    g_env["CUDASHIM_POLICY"] = fifo;
+    const LoadResult r = load();
+    unlink(fifo.c_str());
+    rmdir(dir);
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0] == fifo + ": not a regular file (a FIFO); CUDASHIM_POLICY must name a regular TOML file of at "
+                                "most 64 KiB");
+    CHECK(r.stop());
+  }
+  SECTION("/dev/zero (it read until bad_alloc)") {
+    g_env["CUDASHIM_POLICY"] = "/dev/zero";
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/dev/zero: not a regular file (a character device); ", 0) == 0);
+  }
+  SECTION("a directory") {
+    g_env["CUDASHIM_POLICY"] = "/tmp";
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/tmp: not a regular file (a directory); ", 0) == 0);
+  }
+  SECTION("a file over 64 KiB, even of comments (parsing 1 MiB cost every process 0.1 s)") {
+    TempFile f(std::string(kPolicyFileLimit, '#') + "\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0] == f.path + ": larger than 64 KiB, the limit for this file; CUDASHIM_POLICY must name a regular "
+                                  "TOML file of at most 64 KiB");
+  }
+  SECTION("more than 256 keys and headers: not parsed (100,000 keys cost every process 0.3 s)") {
+    std::string text;
+    for (int i = 0; i < 200; ++i) text += "[s" + std::to_string(i) + "]\nkey = 1\n";
+    TempFile f(text);
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0] == f.path + ": holds 400 keys and section headers, more than the 256 a policy file may (there "
+                                  "are " + std::to_string(kSettings) + " settings): not parsed; is this the policy file?");
+    TempFile strings("[output]\ndir = \"\"\"\n" + std::string(300, '[') + "\n" + std::string(300, '=') + "\"\"\"\n");
+    g_env["CUDASHIM_POLICY"] = strings.path;  // what a string holds is no entry
+    const LoadResult s = load();
+    REQUIRE(s.errors.size() == 1);
+    CHECK(s.errors[0].find("keys and section headers") == std::string::npos);
+    CHECK(s.errors[0].find("(it holds a newline)") != std::string::npos);
+  }
+  SECTION("an administrator file that is a directory is an error of that file") {
+    const LoadResult r = load("/tmp");
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("/tmp: not a regular file (a directory); a policy file is a regular TOML file", 0) == 0);
+  }
+}
+
+TEST_CASE("policy messages say what is wrong, in a bounded number of lines", "[policy]") {
+  g_env.clear();
+  SECTION("a UTF-8 byte order mark is accepted (it was 'a non-ASCII character outside a string')") {
+    TempFile f("\xEF\xBB\xBF[memory]\ncap = \"6GiB\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    CHECK(r.errors.empty());
+    CHECK(r.policy.settings.mem_cap.bytes == 6ull << 30);
+    CHECK(r.policy.origin[static_cast<int>(Setting::MEM_CAP)] == f.path + ":2:7");
+  }
+  SECTION("a table or an array as a value is named as such (it was printed as '\\x01')") {
+    TempFile f("[memory]\ncap = [1, 2]\nmanaged = { a = 1 }\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.errors[0] == f.path + ":2:7: memory.cap is an array, not a value: use bytes with a unit (8GiB, 512MiB, "
+                                  "1.5e9) or a fraction of the device's memory (0.5 or 50%)");
+    CHECK(r.errors[1] == f.path + ":3:11: memory.managed is a table, not a value: use allow, warn, deny");
+    for (const auto& e : r.errors) CHECK(e.find('\x01') == std::string::npos);
+  }
+  SECTION("a value with a newline or over 4000 characters is not called empty") {
+    g_env = {{"CUDASHIM_OUT", "/tmp/a\nb"}, {"CUDASHIM_PYTORCH_ALLOC_CONF", std::string(5000, 'x')}};
+    const LoadResult r = load();
+    REQUIRE(r.warnings.size() == 2);
+    CHECK(r.warnings[0] == "CUDASHIM_OUT: CUDASHIM_OUT='/tmp/a\\nb' is not valid (it holds a newline): use one "
+                           "non-empty line of at most 4000 characters; using '.'");
+    CHECK(r.warnings[1].find("is not valid (it is 5000 characters long): use one line of at most 4000 characters") !=
+          std::string::npos);
+    for (const auto& w : r.warnings) CHECK(w.find("non-empty value") == std::string::npos);
+  }
+  SECTION("control characters of a value are escaped, never echoed (an ESC sequence drove the terminal)") {
+    g_env = {{"CUDASHIM_MANAGED", "\x1b]0;pwned\x07\x1b[31mred"}};
+    const LoadResult r = load();
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0] == "CUDASHIM_MANAGED: CUDASHIM_MANAGED='\\x1b]0;pwned\\x07\\x1b[31mred' is not valid: use "
+                           "allow, warn, deny; using 'allow'");
+    TempFile f("[memory]\n\"\\u001b[2J\" = 1\n");
+    g_env = {{"CUDASHIM_POLICY", f.path}};
+    const LoadResult k = load();
+    REQUIRE(k.errors.size() == 1);
+    CHECK(k.errors[0] == f.path + ":2:15: unknown setting 'memory.\\x1b[2J' (see `cudashim options` for the list)");
+  }
+  SECTION("unknown keys: the first 10 listed, in the file's order, the rest counted (300,000 printed 49 MB)") {
+    std::string text = "[memory]\n";
+    for (int i = 0; i < 250; ++i) text += "k" + std::to_string(i) + "=1\n";  // toml++ iterates them as k0, k1, k10, ...
+    TempFile f(text);
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == kListedErrorsPerFile);
+    CHECK(r.unlisted_errors == 240);
+    CHECK(r.errors[9] == f.path + ":11:4: unknown setting 'memory.k9' (see `cudashim options` for the list)");
+    CHECK(r.errors[0] == f.path + ":2:4: unknown setting 'memory.k0' (see `cudashim options` for the list)");
+    const auto lines = r.error_lines();
+    REQUIRE(lines.size() == kListedErrorsPerFile + 1);
+    CHECK(lines.back() == "... and " + std::to_string(r.unlisted_errors) + " more errors (`cudashim policy check " +
+                              f.path + "` lists them all)");
+    CHECK(r.stop_line().find("(and " + std::to_string(r.unlisted_errors + kListedErrorsPerFile - 1) + " more)") !=
+          std::string::npos);
+    std::size_t bytes = 0;
+    for (const auto& l : lines) bytes += l.size();
+    CHECK(bytes < 4096);
+    const LoadResult all = load_policy(fake_getenv, "", 1u << 30);  // what `cudashim policy check` lists
+    CHECK(all.errors.size() == kListedErrorsPerFile + r.unlisted_errors);
+    CHECK(all.unlisted_errors == 0);
+  }
+  SECTION("the stop line names file:line:column, how many more, and what to do") {
+    TempFile f("[memory]\ncapp = 1\nmanaged = \"sometimes\"\n");
+    g_env["CUDASHIM_POLICY"] = f.path;
+    const LoadResult r = load();
+    CHECK(r.stop_line() == "invalid policy: " + f.path + ":2:8: unknown setting 'memory.capp' (see `cudashim options` "
+                           "for the list) (and 1 more); stopping at the first CUDA call (exit 78): fix the file "
+                           "(`cudashim policy check " + f.path + "` lists every error) or set policy.on_invalid = "
+                           "\"warn\" in it");
+  }
+}
+
+TEST_CASE("printable: what a value may show on a terminal", "[policy]") {
+  CHECK(printable("plain /tmp/x.toml") == "plain /tmp/x.toml");
+  CHECK(printable("a\x1b[31mb\x07") == "a\\x1b[31mb\\x07");
+  CHECK(printable("line\nnext\r\t") == "line\\nnext\\r\\t");
+  CHECK(printable("del\x7f") == "del\\x7f");
+  CHECK(printable("caf\xc3\xa9 \xe2\x82\xac") == "caf\xc3\xa9 \xe2\x82\xac");  // UTF-8 stays
+  CHECK(printable("csi\xc2\x9b" "2J") == "csi\\xc2\\x9b2J");                        // C1 CSI, UTF-8 encoded
+  CHECK(printable("raw\x9b\xff\xc3") == "raw\\x9b\\xff\\xc3");                // not UTF-8
+  CHECK(printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");                        // a surrogate
+  CHECK(printable(std::string(100, 'x'), 8) == "xxxxxxxx...");
+  CHECK(printable("ab\xc3\xa9", 3) == "ab...");  // never half a character
+  std::string kept;
+  for_each_printable("a\nb\x1b", [&](char c) { kept += c; }, std::string_view::npos, /*keep_newlines=*/true);
+  CHECK(kept == "a\nb\\x1b");
 }
 
 TEST_CASE("a locked administrator policy can be tightened, never loosened", "[policy]") {
