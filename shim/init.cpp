@@ -63,7 +63,10 @@ policy::Policy* g_policy = nullptr;                // the process policy, for th
 std::vector<policy::AppliedEnv>* g_applied = nullptr;  // framework settings it applied
 bool g_report_enabled = true;
 
-const char* env_get(const char* name) { return std::getenv(name); }
+// secure_getenv: in a setuid/setgid (AT_SECURE) process every CUDASHIM_* variable reads as
+// unset, so a user cannot point a root process at a file (CUDASHIM_POLICY) or a folder; the
+// machine's /etc/cudashim/policy.toml still applies. Elsewhere it is getenv.
+const char* env_get(const char* name) { return secure_getenv(name); }
 
 // What the constructor leaves for the first CUDA use (shim/first_use.h): its notices, in
 // order, or the one line of a stop. Set before any second thread exists, never freed.
