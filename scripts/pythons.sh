@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # pythons.sh find X.Y | install [X.Y ...]: the CPython interpreters the Python tests run on
 # (tests/preload/python_sites.py: one CTest test per version, 3.10 to 3.14, the versions
-# torch 2.11 supports).
+# torch 2.11 supports; and 3.9, one the shim's frame reader does not know).
 #   find X.Y     print the path of a CPython X.Y, or say on stderr where it looked and exit 1.
 #                In this order: $CUDASHIM_PYTHON_X_Y; the cache (what `install` fetched);
 #                pythonX.Y on PATH; pyenv's builds (${PYENV_ROOT:-~/.pyenv}/versions/X.Y.*).
 #   install      fetch, into the cache, Debian's own build of each version a Debian suite
-#                still ships: 3.11 (bookworm), 3.13 (trixie), 3.14 (sid); with no root:
+#                still ships: 3.9 (bullseye), 3.11 (bookworm), 3.13 (trixie), 3.14 (sid); with no root:
 #                `apt-get download` with a private package list, then `dpkg-deb -x` of the
 #                interpreter, its standard library and the C library it was built for. Each
 #                runs through its own dynamic loader (bin/pythonX.Y in the cache is that
@@ -20,10 +20,11 @@
 set -euo pipefail
 cache=${CUDASHIM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/cudashim}
 mirror=${CUDASHIM_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-VERSIONS=(3.10 3.11 3.12 3.13 3.14)
+VERSIONS=(3.9 3.10 3.11 3.12 3.13 3.14)
 # The suite whose packages give each version (none: no Debian suite ships it).
 suite_of() {
   case $1 in
+    3.9) echo bullseye ;;
     3.11) echo bookworm ;;
     3.13) echo trixie ;;
     3.14) echo sid ;;
@@ -67,7 +68,8 @@ find_python() {
 
 # fetch_debian X.Y SUITE: Debian's pythonX.Y from SUITE, unpacked into the cache with its loader.
 fetch_debian() {
-  local v=$1 suite=$2 dir=$cache/python-$v apt tmp
+  local v=$1 suite=$2
+  local dir=$cache/python-$v apt tmp
   tmp=$dir.tmp.$$
   rm -rf "$tmp"
   mkdir -p "$tmp"/apt/{lists/partial,archives/partial} "$tmp/debs" "$tmp/root" "$tmp/bin"
@@ -85,31 +87,64 @@ fetch_debian() {
   fi
   # The interpreter, its standard library, and the libraries they link (the C library of
   # that suite first: a newer suite's build needs it).
-  local pkgs=("python$v-minimal" "libpython$v-minimal" "libpython$v-stdlib" libc6 libffi8 zlib1g libexpat1
+  local pkgs=("python$v-minimal" "libpython$v-minimal" "libpython$v-stdlib" libc6 zlib1g libexpat1
               libzstd1 liblzma5 libbz2-1.0)
   case $suite in
-    sid|trixie) pkgs+=(libssl3t64) ;;
-    *) pkgs+=(libssl3) ;;
+    sid|trixie) pkgs+=(libffi8 libssl3t64) ;;
+    bookworm) pkgs+=(libffi8 libssl3) ;;
+    *) pkgs+=(libffi7 libssl1.1) ;;
   esac
   if ! (cd "$tmp/debs" && apt-get "${apt[@]}" -qq download "${pkgs[@]}") >>"$tmp/apt.log" 2>&1; then
     echo "pythons: apt-get download of ${pkgs[*]} from Debian $suite failed; the log: $dir.log" >&2
     cp "$tmp/apt.log" "$dir.log"; rm -rf "$tmp"; return 1
   fi
-  local deb
-  for deb in "$tmp"/debs/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
-  local loader
-  loader=$(ls "$tmp"/root/usr/lib64/ld-linux-x86-64.so.2 "$tmp"/root/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -n 1)
-  [ -n "$loader" ] || { echo "pythons: Debian $suite's libc6 holds no ld-linux-x86-64.so.2" >&2; rm -rf "$tmp"; return 1; }
-  loader=${loader#"$tmp/root/"}
+  # A suite whose C library is not newer than the host's runs on the host's (its libc6 is
+  # left out: two C libraries do not mix in one process); a newer one brings its own C
+  # library and runs by its own dynamic loader.
+  local deb suite_libc host_libc own_libc=0
+  suite_libc=$(basename "$tmp"/debs/libc6_*.deb | sed 's/^libc6_\([0-9]*\.[0-9]*\).*/\1/')
+  host_libc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
+  if [ -z "$host_libc" ] || [ "$(printf '%s\n%s\n' "$suite_libc" "$host_libc" | sort -V | tail -n 1)" != "$host_libc" ]; then
+    own_libc=1
+  fi
+  for deb in "$tmp"/debs/*.deb; do
+    case $(basename "$deb") in libc6_*) ((own_libc)) || continue ;; esac
+    dpkg-deb -x "$deb" "$tmp/root"
+  done
+  # shellcheck disable=SC2016 # expanded by the wrapper, not here
+  local libs='$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu'
   rm -rf "$dir"
   # The wrapper names the final folder: written for it, then the folder moved into place.
-  cat >"$tmp/bin/python$v" <<EOF
+  if ((own_libc)); then
+    local loader target
+    loader=$(ls "$tmp"/root/usr/lib64/ld-linux-x86-64.so.2 "$tmp"/root/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -n 1)
+    [ -n "$loader" ] || { echo "pythons: Debian $suite's libc6 holds no ld-linux-x86-64.so.2" >&2; rm -rf "$tmp"; return 1; }
+    loader=${loader#"$tmp/root/"}
+    # Older suites make it an absolute link (/lib64 -> /lib/x86_64-linux-gnu/ld-2.31.so): follow it inside the root.
+    while [ -L "$tmp/root/$loader" ]; do
+      target=$(readlink "$tmp/root/$loader")
+      case $target in
+        /*) loader=${target#/} ;;
+        *) loader=$(dirname "$loader")/$target ;;
+      esac
+    done
+    cat >"$tmp/bin/python$v" <<EOF
 #!/bin/sh
 # CPython $v from Debian $suite's packages (scripts/pythons.sh), run by that suite's own
-# dynamic loader and C library; LD_LIBRARY_PATH and LD_PRELOAD still apply after them.
+# dynamic loader and C library (glibc $suite_libc; the host has ${host_libc:-an unknown one});
+# LD_LIBRARY_PATH and LD_PRELOAD still apply after them.
 root=$dir/root
-exec "\$root/$loader" --library-path "\$root/usr/lib/x86_64-linux-gnu:\$root/lib/x86_64-linux-gnu\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" "\$root/usr/bin/python$v" "\$@"
+exec "\$root/$loader" --library-path "$libs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" "\$root/usr/bin/python$v" "\$@"
 EOF
+  else
+    cat >"$tmp/bin/python$v" <<EOF
+#!/bin/sh
+# CPython $v from Debian $suite's packages (scripts/pythons.sh), on the host's C library
+# (glibc $host_libc; $suite's is $suite_libc), its own libraries after LD_LIBRARY_PATH.
+root=$dir/root
+LD_LIBRARY_PATH="\${LD_LIBRARY_PATH:+\$LD_LIBRARY_PATH:}$libs" exec "\$root/usr/bin/python$v" "\$@"
+EOF
+  fi
   chmod +x "$tmp/bin/python$v"
   ls "$tmp"/debs >"$tmp/packages.txt"
   rm -rf "$tmp/apt" "$tmp/debs" "$tmp/apt.log"
@@ -118,7 +153,7 @@ EOF
 }
 
 install_pythons() {
-  local v status=0 suite
+  local v status=0 suite py
   for v in "$@"; do
     check_version "$v"
     suite=$(suite_of "$v")
