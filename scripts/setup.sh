@@ -13,9 +13,9 @@
 #                     libFuzzer, debootstrap, auditwheel (.deps/pytools), the vendor
 #                     wheels of tests/realbin (about 240 MB), the Debian 11 root
 #                     filesystem of tests/oldglibc (scripts/old_userland.sh, cached), and
-#                     CPython 3.10 to 3.14 for preload.python.call_sites.X.Y
-#                     (scripts/pythons.sh install: Debian's 3.11, 3.13 and 3.14, about
-#                     40 MB, cached, no root needed; 3.10 and 3.12 must be on the machine)
+#                     CPython 3.9 to 3.14 for preload.python.call_sites.*
+#                     (scripts/pythons.sh install: Debian's 3.9, 3.11, 3.13 and 3.14,
+#                     about 60 MB, cached, no root needed; 3.10, 3.12 must be on the machine)
 # Everything downloaded lands in .deps/ (git-ignored) or the cache of old_userland.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -102,7 +102,7 @@ if ((TESTS)); then
     "$PY" -m pip install --quiet --disable-pip-version-check --target "$DEPS/pytools" "auditwheel==6.8.2" 2>&1 | grep -v "WARNING: Running pip as" || true
     touch "$DEPS/pytools/.auditwheel-6.8.2.done"
   fi
-  # CPython 3.10 to 3.14 (cached outside the tree). A version left without one fails its
+  # CPython 3.9 to 3.14 (cached outside the tree). A version left without one fails its
   # preload.python.call_sites.X.Y test with the reason; setup goes on.
   ./scripts/pythons.sh install || echo "setup: some CPython versions are missing (above): their preload.python.call_sites tests will fail" >&2
   # The Debian 11 root filesystem (built once, cached outside the tree).
