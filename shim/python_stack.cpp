@@ -149,15 +149,21 @@ const void* code_of(const void* f) {
   return has_type<kSafe>(code, g_py.code_type) ? code : nullptr;
 }
 
-// A frame of Python code: a code object, and not an entry frame.
+// A frame of Python code and its code object.
+struct PyFrame {
+  const void* frame = nullptr;
+  const void* code = nullptr;
+};
+
+// f's code object when f is a frame of Python code (a code object, not an entry frame), else nullptr.
 template <bool kSafe>
-bool is_python_frame(const void* f) {
+const void* python_code_of(const void* f) {
   const FrameLayout& l = *g_layout;
-  if (l.frame_object && !has_type<kSafe>(f, g_py.frame_type)) return false;
-  if (code_of<kSafe>(f) == nullptr) return false;
-  if (l.owner_off < 0) return true;
+  if (l.frame_object && !has_type<kSafe>(f, g_py.frame_type)) return nullptr;
+  const void* code = code_of<kSafe>(f);
+  if (code == nullptr || l.owner_off < 0) return code;
   uintptr_t w = 0;  // the owner byte is the low byte of the word at owner_off (little-endian)
-  return load<kSafe>(f, l.owner_off, w) && static_cast<char>(w & 0xff) < kFirstEntryOwner;
+  return load<kSafe>(f, l.owner_off, w) && static_cast<char>(w & 0xff) < kFirstEntryOwner ? code : nullptr;
 }
 
 template <bool kSafe>
@@ -166,12 +172,12 @@ const void* outer(const void* f) {
   return load<kSafe>(f, g_layout->back_off, b) ? reinterpret_cast<const void*>(b) : nullptr;
 }
 
-// The first Python frame at or outside f, or nullptr.
+// The first Python frame at or outside f; {} when none.
 template <bool kSafe>
-const void* python_frame_from(const void* f) {
+PyFrame python_frame_from(const void* f) {
   for (int guard = 0; f != nullptr && guard < kMaxWalk; ++guard, f = outer<kSafe>(f))
-    if (is_python_frame<kSafe>(f)) return f;
-  return nullptr;
+    if (const void* code = python_code_of<kSafe>(f)) return {f, code};
+  return {};
 }
 
 // The thread state's innermost frame (not yet checked to be Python code).
@@ -194,8 +200,7 @@ uintptr_t instruction_of(const void* f) {
 // Checks the version's layout on this thread's real frames, through process_vm_readv: the
 // innermost Python frame's code object has a str file name and a str name.
 bool layout_holds(const void* ts) {
-  const void* f = python_frame_from<true>(top_frame<true>(ts));
-  const void* code = f ? code_of<true>(f) : nullptr;
+  const void* code = python_frame_from<true>(top_frame<true>(ts)).code;
   uintptr_t file = 0, name = 0;
   return code != nullptr && load<true>(code, g_layout->filename_off, file) &&
          load<true>(code, g_layout->filename_off + 8, name) &&
@@ -203,13 +208,13 @@ bool layout_holds(const void* ts) {
          has_type<true>(reinterpret_cast<const void*>(name), g_py.str_type);
 }
 
-// The innermost Python frame of this thread, or nullptr. Hot path: direct reads once the
+// The innermost Python frame of this thread; {} when none. Hot path: direct reads once the
 // layout held (a few safe reads before that, at most 16 tries in the process).
-const void* current_iframe() {
+PyFrame current_iframe() {
   const int checked = g_checked.load(std::memory_order_acquire);
-  if (checked == 2) return nullptr;
+  if (checked == 2) return {};
   const void* ts = g_py.this_tstate();
-  if (ts == nullptr) return nullptr;
+  if (ts == nullptr) return {};
   if (checked == 0) {
     if (!layout_holds(ts)) {
       if (g_probes.fetch_add(1, std::memory_order_relaxed) == 16) {
@@ -217,7 +222,7 @@ const void* current_iframe() {
         log_message(LogLevel::info, "CPython 3.{}: its frames do not have the layout expected; Python lines only where the GIL is held",
                     g_layout->minor);
       }
-      return nullptr;
+      return {};
     }
     g_checked.store(1, std::memory_order_release);
   }
@@ -265,9 +270,9 @@ bool gil_held() { return g_py.is_initialized() != 0 && g_py.gil_check() == 1; }
 void locate(recorder::PyLocation& out) {
   if (g_py.is_initialized() == 0) return;
   if (g_layout != nullptr) {  // 3.10 to 3.14: with or without the GIL, no line yet
-    if (const void* f = current_iframe()) {
-      out.code = code_of<false>(f);
-      out.ip = reinterpret_cast<const void*>(instruction_of<false>(f));
+    if (const PyFrame f = current_iframe(); f.frame != nullptr) {
+      out.code = f.code;
+      out.ip = reinterpret_cast<const void*>(instruction_of<false>(f.frame));
       return;
     }
   }
@@ -323,9 +328,9 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
   const void* ts = g_py.this_tstate();
   if (ts == nullptr) return 0;
   int n = 0;
-  for (const void* f = python_frame_from<true>(top_frame<true>(ts)); f != nullptr && n < max;
-       f = python_frame_from<true>(outer<true>(f))) {
-    const void* code = code_of<true>(f);
+  for (PyFrame p = python_frame_from<true>(top_frame<true>(ts)); p.frame != nullptr && n < max;
+       p = python_frame_from<true>(outer<true>(p.frame))) {
+    const void *f = p.frame, *code = p.code;
     uintptr_t file = 0, name = 0;
     if (!load<true>(code, g_layout->filename_off, file) || !load<true>(code, g_layout->filename_off + 8, name)) break;
     copy_ascii(frames[n].file, sizeof frames[n].file, reinterpret_cast<const void*>(file));
