@@ -58,8 +58,9 @@ find_python() {
     echo "pythons: $var=${!var} is not a CPython $v with ctypes" >&2
     return 1
   fi
-  for py in "$cache/python-$v/bin/python$v" "$(command -v "python$v" 2>/dev/null || true)" \
-            $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v" 2>/dev/null | sort -V -r); do
+  local pyenv=()  # pyenv's builds of X.Y, the newest patch release first
+  mapfile -t pyenv < <(printf '%s\n' "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$v".*/bin/python"$v" | sort -V -r)
+  for py in "$cache/python-$v/bin/python$v" "$(command -v "python$v" 2>/dev/null || true)" "${pyenv[@]}"; do
     [ -n "$py" ] && runs "$py" "$v" && { echo "$py"; return 0; }
   done
   echo "pythons: no CPython $v: not in $cache/python-$v, not python$v on PATH, not in ${PYENV_ROOT:-$HOME/.pyenv}/versions; run scripts/pythons.sh install, or set $var" >&2
@@ -117,7 +118,10 @@ fetch_debian() {
   # The wrapper names the final folder: written for it, then the folder moved into place.
   if ((own_libc)); then
     local loader target
-    loader=$(ls "$tmp"/root/usr/lib64/ld-linux-x86-64.so.2 "$tmp"/root/lib64/ld-linux-x86-64.so.2 2>/dev/null | head -n 1)
+    loader=
+    for target in "$tmp"/root/usr/lib64/ld-linux-x86-64.so.2 "$tmp"/root/lib64/ld-linux-x86-64.so.2; do
+      if [ -e "$target" ] || [ -L "$target" ]; then loader=$target; break; fi
+    done
     [ -n "$loader" ] || { echo "pythons: Debian $suite's libc6 holds no ld-linux-x86-64.so.2" >&2; rm -rf "$tmp"; return 1; }
     loader=${loader#"$tmp/root/"}
     # Older suites make it an absolute link (/lib64 -> /lib/x86_64-linux-gnu/ld-2.31.so): follow it inside the root.
