@@ -79,6 +79,11 @@ label() {  # label TREE: short hash, and whether what is measured has uncommitte
 }
 base_label=$(git -C "$ROOT" rev-parse --short "$base_commit")
 new_label=$(label "$NEW_ROOT")
+shown_new_root=$NEW_ROOT
+if [ -n "${COMPARE_NEW_BUILD:-}" ]; then  # measured as it was built: no tree's state says what it is
+  new_label="prebuilt"
+  shown_new_root=$COMPARE_NEW_BUILD
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -124,7 +129,7 @@ cmd="bench/compare_hook_overhead.sh $BASE_REV${*:+ $*}"
 [ "$ROUNDS" != 9 ] && cmd="COMPARE_ROUNDS=$ROUNDS $cmd"
 [ -n "${COMPARE_NEW_BUILD:-}" ] && cmd="COMPARE_NEW_BUILD=$COMPARE_NEW_BUILD $cmd"
 [ -n "${COMPARE_BASE_BUILD:-}" ] && cmd="COMPARE_BASE_BUILD=$COMPARE_BASE_BUILD $cmd"
-python3 - "$work" "$ROUNDS" "$base_label" "$new_label" "$BASE_SRC" "$NEW_ROOT" "$cmd" \
+python3 - "$work" "$ROUNDS" "$base_label" "$new_label" "$BASE_SRC" "$shown_new_root" "$cmd" \
   "$((t_built - t_start))" "$((t_end - t_built))" >"$OUT.tmp" <<'PY'
 import datetime, glob, os, re, statistics, sys
 work, rounds, base_label, new_label, base_src, new_root, cmd, t_build, t_run = sys.argv[1:10]
