@@ -216,6 +216,9 @@ PyFrame current_iframe() {
   const void* ts = g_py.this_tstate();
   if (ts == nullptr) return {};
   if (checked == 0) {
+    // A thread state with no frame at all (a C thread that took the GIL once, a thread
+    // starting) tells nothing about the layout: no try is spent on it.
+    if (top_frame<true>(ts) == nullptr) return {};
     if (!layout_holds(ts)) {
       if (g_probes.fetch_add(1, std::memory_order_relaxed) == 16) {
         g_checked.store(2, std::memory_order_release);
