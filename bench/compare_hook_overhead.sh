@@ -18,7 +18,9 @@
 # Environment: COMPARE_ROUNDS (processes per side, default 9); NEW_ROOT (the tree measured as "new",
 # default this repository: another checkout measures that one, e.g. BASE_REV against itself as a
 # self-check); CUDASHIM_CUDA_INCLUDE (as for run_hook_overhead.sh); COMPARE_OUT (default
-# bench/results/hook_overhead-compare-cpu.md); COMPARE_JOBS (build jobs, default nproc).
+# bench/results/hook_overhead-compare-cpu.md); COMPARE_JOBS (build jobs, default nproc);
+# COMPARE_BASE_BUILD and COMPARE_NEW_BUILD (folders holding bin/bench_hook_overhead, lib/libcudashim.so
+# and fakecuda/ already built: that side is measured as it is, not built; BASE_REV still labels it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -44,7 +46,9 @@ base_commit=$(git -C "$ROOT" rev-parse --verify --quiet "$BASE_REV^{commit}") ||
 }
 
 # The base tree: a detached worktree, reused when it is there already.
-if [ -e "$BASE_SRC/.git" ]; then
+if [ -n "${COMPARE_BASE_BUILD:-}" ]; then
+  BASE_SRC=$COMPARE_BASE_BUILD
+elif [ -e "$BASE_SRC/.git" ]; then
   git -C "$BASE_SRC" checkout -q --detach "$base_commit"
 else
   mkdir -p "$BASE_DIR"
@@ -61,8 +65,8 @@ build() {  # build SRC BUILD
   cmake "${args[@]}" >/dev/null
   cmake --build "$2" -j"$JOBS" --target bench_hook_overhead cudashim_preload fakecuda >/dev/null
 }
-build "$BASE_SRC" "$BASE_BUILD"
-build "$NEW_ROOT" "$NEW_BUILD"
+if [ -n "${COMPARE_BASE_BUILD:-}" ]; then BASE_BUILD=$COMPARE_BASE_BUILD; else build "$BASE_SRC" "$BASE_BUILD"; fi
+if [ -n "${COMPARE_NEW_BUILD:-}" ]; then NEW_BUILD=$COMPARE_NEW_BUILD; else build "$NEW_ROOT" "$NEW_BUILD"; fi
 t_built=$(date +%s)
 
 label() {  # label TREE: short hash, and whether what is measured has uncommitted changes
@@ -75,6 +79,11 @@ label() {  # label TREE: short hash, and whether what is measured has uncommitte
 }
 base_label=$(git -C "$ROOT" rev-parse --short "$base_commit")
 new_label=$(label "$NEW_ROOT")
+shown_new_root=$NEW_ROOT
+if [ -n "${COMPARE_NEW_BUILD:-}" ]; then  # measured as it was built: no tree's state says what it is
+  new_label="prebuilt"
+  shown_new_root=$COMPARE_NEW_BUILD
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -118,7 +127,9 @@ mkdir -p "$(dirname "$OUT")"
 cmd="bench/compare_hook_overhead.sh $BASE_REV${*:+ $*}"
 [ "$NEW_ROOT" != "$ROOT" ] && cmd="NEW_ROOT=$NEW_ROOT $cmd"
 [ "$ROUNDS" != 9 ] && cmd="COMPARE_ROUNDS=$ROUNDS $cmd"
-python3 - "$work" "$ROUNDS" "$base_label" "$new_label" "$BASE_SRC" "$NEW_ROOT" "$cmd" \
+[ -n "${COMPARE_NEW_BUILD:-}" ] && cmd="COMPARE_NEW_BUILD=$COMPARE_NEW_BUILD $cmd"
+[ -n "${COMPARE_BASE_BUILD:-}" ] && cmd="COMPARE_BASE_BUILD=$COMPARE_BASE_BUILD $cmd"
+python3 - "$work" "$ROUNDS" "$base_label" "$new_label" "$BASE_SRC" "$shown_new_root" "$cmd" \
   "$((t_built - t_start))" "$((t_end - t_built))" >"$OUT.tmp" <<'PY'
 import datetime, glob, os, re, statistics, sys
 work, rounds, base_label, new_label, base_src, new_root, cmd, t_build, t_run = sys.argv[1:10]

@@ -3,31 +3,43 @@
 // Two readers, both through symbols resolved at run time (no libpython link; a
 // process without Python gets none):
 //  - With the GIL held (PyGILState_Check): the public C API (PyEval_GetFrame, ...).
-//  - Without it, on CPython 3.12 and 3.13 only: PyTorch releases the GIL inside
-//    nearly every op (.item(), nonzero, synchronize), so the thread that called the
-//    hooked function is blocked in C code, and its own Python frames cannot change
-//    under us. We read them without allocating and without touching reference
-//    counts, the way sampling profilers do: tstate -> current interpreter frame ->
-//    code object, line from PyUnstable_InterpreterFrame_GetLine. The layout is
-//    discovered once by probing with process_vm_readv (a bad guess is an EFAULT,
-//    never a crash) and checked against PyCode_Type / PyUnicode_Type on every read.
-//    On 3.12 and 3.13 this reader is also used while the GIL is held: PyEval_GetFrame
-//    would materialize a frame object (which the interpreter must then copy the frame
+//  - Without it, on CPython 3.10 to 3.14: PyTorch releases the GIL inside nearly
+//    every op (.item(), nonzero, synchronize), so the thread that called the hooked
+//    function is blocked in C code, and its own Python frames cannot change under
+//    us. We read them without allocating and without touching reference counts, the
+//    way sampling profilers do: tstate -> current frame -> code object, with one
+//    layout per minor version (kLayouts below: 3.10's PyFrameObject, 3.11's
+//    _PyInterpreterFrame behind the _PyCFrame, 3.12's, 3.13's, 3.14's with a tagged
+//    f_executable). The layout is checked once by reading through process_vm_readv
+//    (a bad guess is an EFAULT, never a crash), and each frame is checked against
+//    PyCode_Type (3.10: PyFrame_Type too) on every read. The line comes from the
+//    interpreter's own decoder: PyCode_Addr2Line (3.10, 3.11),
+//    PyUnstable_InterpreterFrame_GetLine (3.12+); both only read the line table.
+//    Another minor version (3.9, 3.15, a free-threaded build) gets no GIL-free
+//    reader at all: no line rather than a wrong one.
+//    This reader is also used while the GIL is held: PyEval_GetFrame would
+//    materialize a frame object (3.11+: which the interpreter must then copy the frame
 //    into when the function returns) and PyFrame_GetLineNumber decodes the line table
-//    on every call. A hit is keyed by (code object, instruction pointer); the line is
-//    read once, when the site's stacks are captured at its first hit.
-//    Entry frames that delimit C and Python stacks (owner FRAME_OWNED_BY_CSTACK, the
-//    "<shim>" code of the interpreter trampoline) are skipped.
+//    on every call. A hit is keyed by (code object, instruction): the line is read
+//    once, when the site's stacks are captured at its first hit; that capture reads
+//    every word through process_vm_readv, the per-hit lookup (locate, on the hooks'
+//    hot path: no syscall) reads the calling thread's own frames directly, past the
+//    checks above.
+//    Entry frames that delimit C and Python stacks (3.12+: owner FRAME_OWNED_BY_CSTACK,
+//    3.14 also FRAME_OWNED_BY_INTERPRETER; their code is the "<shim>" code object or
+//    None) are skipped.
 //    CUDASHIM_PYTHON_STACKS=0 turns both readers off.
 #include <dlfcn.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
 #include "recorder/callsites.h"
+#include "shim/log.h"
 #include "shim/real_dl.h"
 #include "shim/sync_observer.h"
 
@@ -46,122 +58,212 @@ struct PyApi {
   PyObj* (*getattr)(PyObj*, const char*);  // new reference
   const char* (*utf8)(PyObj*);
   void (*err_clear)();
-  // GIL-free reader (3.12+)
+  // GIL-free reader
   void* (*this_tstate)();                  // PyGILState_GetThisThreadState
-  int (*iframe_line)(void*);               // PyUnstable_InterpreterFrame_GetLine
+  int (*iframe_line)(void*);               // PyUnstable_InterpreterFrame_GetLine (3.12+)
+  int (*addr2line)(const void*, int);      // PyCode_Addr2Line(code, byte offset) (3.10, 3.11)
   const void* code_type;                   // &PyCode_Type
   const void* str_type;                    // &PyUnicode_Type
-  const void* bytes_type;                  // &PyBytes_Type
-  const void* tuple_type;                  // &PyTuple_Type
-  unsigned long version;                   // Py_Version
+  const void* frame_type;                  // &PyFrame_Type (3.10: every frame is one)
 };
 PyApi g_py;
 
-// Discovered layout of the GIL-free reader. -1: unknown yet; -2: given up.
-struct Layout {
-  int tstate_off = -1;     // offset in PyThreadState of the frame (3.13) or the cframe (3.12) pointer
-  bool via_cframe = false; // 3.12: tstate->cframe->current_frame
-  int filename_off = -1;   // offset in PyCodeObject of co_filename (co_name follows)
+// How the GIL-free reader finds the line of a frame.
+enum class LineFrom : char {
+  kLasti,       // 3.10: PyCode_Addr2Line(code, 2 * f_lasti)
+  kCodeOffset,  // 3.11: PyCode_Addr2Line(code, prev_instr - co_code_adaptive)
+  kFrameApi,    // 3.12+: PyUnstable_InterpreterFrame_GetLine(frame)
 };
-Layout g_layout;
-std::atomic<int> g_probes{0};
-std::atomic<bool> g_gil_free_ok{false};
 
-constexpr int kPrevOff = 8;           // _PyInterpreterFrame.previous (3.12, 3.13)
-constexpr int kInstrOff = 56;         // .prev_instr (3.12) / .instr_ptr (3.13)
-constexpr int kOwnerOff = 70;         // .owner (char), after int stacktop and uint16 return_offset
-constexpr char kOwnedByCStack = 3;    // FRAME_OWNED_BY_CSTACK: an entry frame, not Python code
-constexpr int kAsciiDataOff = 40;     // sizeof(PyASCIIObject) (3.12, 3.13: no wstr)
+// One CPython minor version, x86-64, default (GIL) build: the offsets of
+// Include/cpython/pystate.h, Include/internal/pycore_frame.h (3.14:
+// pycore_interpframe_structs.h), Include/cpython/code.h and unicodeobject.h, checked
+// with offsetof against the headers of 3.10.13, 3.11.7, 3.12.1, 3.13.0 and 3.14.10.
+struct FrameLayout {
+  unsigned minor;       // 3.<minor>
+  int tstate_off;       // PyThreadState: the current frame (3.10 frame, 3.13+ current_frame) or the cframe pointer
+  int cframe_off;       // _PyCFrame.current_frame (3.11: 8, 3.12: 0); -1: tstate_off holds the frame itself
+  bool frame_object;    // 3.10: a frame is a PyFrameObject (its ob_type is PyFrame_Type)
+  int code_off;         // the frame's code object (3.14: a _PyStackRef, tag bits below)
+  uintptr_t tag_bits;   // 3.14: Py_TAG_BITS of a stack reference (1: a deferred reference)
+  int back_off;         // the next outer frame (f_back, previous)
+  int instr_off;        // 3.10: int f_lasti, in code units; else the instruction pointer
+  int owner_off;        // char owner (3.11+); -1 where frames have none
+  int code_units_off;   // PyCodeObject.co_code_adaptive (3.11)
+  int filename_off;     // PyCodeObject.co_filename; co_name is the next word
+  int ascii_data_off;   // sizeof(PyASCIIObject): where a compact ASCII str's text starts
+  LineFrom line;
+};
+constexpr FrameLayout kLayouts[] = {
+    // minor tstate cframe fobj  code tag back instr owner units file ascii line
+    {10, 24, -1, true, 32, 0, 24, 96, -1, 0, 104, 48, LineFrom::kLasti},
+    {11, 56, 8, false, 32, 0, 48, 56, 69, 184, 112, 48, LineFrom::kCodeOffset},
+    {12, 56, 0, false, 0, 0, 8, 56, 70, 0, 112, 40, LineFrom::kFrameApi},
+    {13, 72, -1, false, 0, 0, 8, 56, 70, 0, 112, 40, LineFrom::kFrameApi},
+    {14, 72, -1, false, 0, 1, 8, 56, 74, 0, 112, 40, LineFrom::kFrameApi},
+};
+constexpr char kFirstEntryOwner = 3;  // 3.12, 3.13: FRAME_OWNED_BY_CSTACK; 3.14: BY_INTERPRETER, then BY_CSTACK
+constexpr int kTypeOff = 8;           // PyObject.ob_type
+constexpr int kSizeOff = 16;          // PyVarObject.ob_size (a code object's length in code units, 3.11)
+constexpr int kStrLengthOff = 16;     // PyASCIIObject.length
 constexpr int kStrStateOff = 32;      // PyASCIIObject.state
 constexpr unsigned kCompactAscii = (1u << 5) | (1u << 6);
+constexpr int kMaxWalk = 64;          // frames looked at outward from the innermost
 
-// Reads a word at `addr` without faulting. Only used while probing.
-bool safe_read(const void* addr, uintptr_t& out) {
+const FrameLayout* g_layout = nullptr;       // this process's minor version; nullptr: no GIL-free reader
+std::atomic<int> g_probes{0};
+std::atomic<int> g_checked{0};               // 0 not yet, 1 the layout held on a real frame, 2 given up
+
+// Copies n bytes at `addr` of this process without faulting: false on an unmapped address.
+bool safe_copy(void* dst, const void* addr, size_t n) {
   if (addr == nullptr) return false;
-  iovec local{&out, sizeof out}, remote{const_cast<void*>(addr), sizeof out};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(sizeof out);
+  iovec local{dst, n}, remote{const_cast<void*>(addr), n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
 }
 
-uintptr_t word(const void* base, int off) { return *reinterpret_cast<const uintptr_t*>(static_cast<const char*>(base) + off); }
-const void* type_of(const void* obj) { return reinterpret_cast<const void*>(word(obj, 8)); }
-bool probe_type(uintptr_t obj, const void* type) {
-  uintptr_t t = 0;
-  return obj != 0 && safe_read(reinterpret_cast<const void*>(obj + 8), t) && reinterpret_cast<const void*>(t) == type;
-}
-
-// Finds where the current interpreter frame hangs off the thread state.
-bool probe_tstate(const void* tstate) {
-  for (int off = 16; off < 512; off += 8) {
-    uintptr_t p = 0, frame = 0, code = 0;
-    if (!safe_read(static_cast<const char*>(tstate) + off, p) || p == 0) continue;
-    const bool v312 = (g_py.version >> 16) == 0x030C;
-    if (v312) {
-      if (!safe_read(reinterpret_cast<const void*>(p), frame)) continue;  // cframe->current_frame
-    } else {
-      frame = p;
-    }
-    if (frame == 0 || !safe_read(reinterpret_cast<const void*>(frame), code)) continue;
-    if (!probe_type(code, g_py.code_type)) continue;
-    g_layout.tstate_off = off;
-    g_layout.via_cframe = v312;
-    // co_filename: a str, str, str run (filename, name, qualname) right after a
-    // tuple and a bytes (co_localsplusnames, co_localspluskinds).
-    for (int k = 40; k < 320; k += 8) {
-      uintptr_t a = 0, b = 0, c = 0, t = 0, by = 0;
-      if (!safe_read(reinterpret_cast<const void*>(code + k), a) || !safe_read(reinterpret_cast<const void*>(code + k + 8), b) ||
-          !safe_read(reinterpret_cast<const void*>(code + k + 16), c) ||
-          !safe_read(reinterpret_cast<const void*>(code + k - 16), t) ||
-          !safe_read(reinterpret_cast<const void*>(code + k - 8), by))
-        continue;
-      if (probe_type(a, g_py.str_type) && probe_type(b, g_py.str_type) && probe_type(c, g_py.str_type) &&
-          probe_type(t, g_py.tuple_type) && probe_type(by, g_py.bytes_type)) {
-        g_layout.filename_off = k;
-        break;
-      }
-    }
+// Reads the word at base + off, directly (kSafe false: the hot path, past the checks) or
+// through process_vm_readv (kSafe true: the layout check and the first-hit capture).
+template <bool kSafe>
+bool load(const void* base, int off, uintptr_t& out) {
+  const void* at = static_cast<const char*>(base) + off;
+  if constexpr (kSafe) {
+    return base != nullptr && safe_copy(&out, at, sizeof out);
+  } else {
+    std::memcpy(&out, at, sizeof out);  // one mov; the owner byte's word is not aligned
     return true;
   }
-  return false;
 }
 
-// A frame of Python code: its code is a code object and it is not an entry frame.
-bool is_python_frame(const void* f) {
-  const void* code = reinterpret_cast<const void*>(word(f, 0));
-  return code != nullptr && type_of(code) == g_py.code_type &&
-         *(static_cast<const char*>(f) + kOwnerOff) < kOwnedByCStack;
+template <bool kSafe>
+bool has_type(const void* obj, const void* type) {
+  uintptr_t t = 0;
+  return obj != nullptr && load<kSafe>(obj, kTypeOff, t) && reinterpret_cast<const void*>(t) == type;
 }
 
-// The innermost Python frame of this thread whose code is a code object, or nullptr.
-const void* current_iframe() {
-  if (!g_gil_free_ok.load(std::memory_order_acquire)) {
-    if (g_layout.tstate_off == -2 || g_probes.fetch_add(1, std::memory_order_relaxed) > 16) return nullptr;
-    const void* ts = g_py.this_tstate();
-    if (ts == nullptr) return nullptr;
-    if (!probe_tstate(ts)) return nullptr;
-    g_gil_free_ok.store(true, std::memory_order_release);
-  }
+// The code object of frame f, or nullptr when it has none (3.13+: f_executable may be None).
+template <bool kSafe>
+const void* code_of(const void* f) {
+  uintptr_t c = 0;
+  if (!load<kSafe>(f, g_layout->code_off, c)) return nullptr;
+  const void* code = reinterpret_cast<const void*>(c & ~g_layout->tag_bits);
+  return has_type<kSafe>(code, g_py.code_type) ? code : nullptr;
+}
+
+// A frame of Python code and its code object.
+struct PyFrame {
+  const void* frame = nullptr;
+  const void* code = nullptr;
+};
+
+// f's code object when f is a frame of Python code (a code object, not an entry frame), else nullptr.
+template <bool kSafe>
+const void* python_code_of(const void* f) {
+  const FrameLayout& l = *g_layout;
+  if (l.frame_object && !has_type<kSafe>(f, g_py.frame_type)) return nullptr;
+  const void* code = code_of<kSafe>(f);
+  if (code == nullptr || l.owner_off < 0) return code;
+  uintptr_t w = 0;  // the owner byte is the low byte of the word at owner_off (little-endian)
+  return load<kSafe>(f, l.owner_off, w) && static_cast<char>(w & 0xff) < kFirstEntryOwner ? code : nullptr;
+}
+
+template <bool kSafe>
+const void* outer(const void* f) {
+  uintptr_t b = 0;
+  return load<kSafe>(f, g_layout->back_off, b) ? reinterpret_cast<const void*>(b) : nullptr;
+}
+
+// The first Python frame at or outside f; {} when none.
+template <bool kSafe>
+PyFrame python_frame_from(const void* f) {
+  for (int guard = 0; f != nullptr && guard < kMaxWalk; ++guard, f = outer<kSafe>(f))
+    if (const void* code = python_code_of<kSafe>(f)) return {f, code};
+  return {};
+}
+
+// The thread state's innermost frame (not yet checked to be Python code).
+template <bool kSafe>
+const void* top_frame(const void* ts) {
+  uintptr_t p = 0;
+  if (!load<kSafe>(ts, g_layout->tstate_off, p) || p == 0) return nullptr;
+  if (g_layout->cframe_off >= 0 && !load<kSafe>(reinterpret_cast<const void*>(p), g_layout->cframe_off, p)) return nullptr;
+  return reinterpret_cast<const void*>(p);
+}
+
+// The frame's instruction: its identity within the code object, and what the line is read from.
+template <bool kSafe>
+uintptr_t instruction_of(const void* f) {
+  uintptr_t w = 0;
+  if (!load<kSafe>(f, g_layout->instr_off, w)) return 0;
+  return g_layout->line == LineFrom::kLasti ? static_cast<uint32_t>(w) : w;  // 3.10: the int f_lasti alone
+}
+
+// Checks the version's layout on this thread's real frames, through process_vm_readv: the
+// innermost Python frame's code object has a str file name and a str name.
+bool layout_holds(const void* ts) {
+  const void* code = python_frame_from<true>(top_frame<true>(ts)).code;
+  uintptr_t file = 0, name = 0;
+  return code != nullptr && load<true>(code, g_layout->filename_off, file) &&
+         load<true>(code, g_layout->filename_off + 8, name) &&
+         has_type<true>(reinterpret_cast<const void*>(file), g_py.str_type) &&
+         has_type<true>(reinterpret_cast<const void*>(name), g_py.str_type);
+}
+
+// The innermost Python frame of this thread; {} when none. Hot path: direct reads once the
+// layout held (a few safe reads before that, at most 16 tries in the process).
+PyFrame current_iframe() {
+  const int checked = g_checked.load(std::memory_order_acquire);
+  if (checked == 2) return {};
   const void* ts = g_py.this_tstate();
-  if (ts == nullptr) return nullptr;
-  const void* p = reinterpret_cast<const void*>(word(ts, g_layout.tstate_off));
-  if (p != nullptr && g_layout.via_cframe) p = reinterpret_cast<const void*>(word(p, 0));
-  for (int guard = 0; p != nullptr && guard < 64; ++guard) {
-    if (is_python_frame(p)) return p;
-    p = reinterpret_cast<const void*>(word(p, kPrevOff));  // a C-stack entry frame: look further out
+  if (ts == nullptr) return {};
+  if (checked == 0) {
+    // A thread state with no frame at all (a C thread that took the GIL once, a thread
+    // starting) tells nothing about the layout: no try is spent on it.
+    if (top_frame<true>(ts) == nullptr) return {};
+    if (!layout_holds(ts)) {
+      if (g_probes.fetch_add(1, std::memory_order_relaxed) == 16) {
+        g_checked.store(2, std::memory_order_release);
+        log_message(LogLevel::info, "CPython 3.{}: its frames do not have the layout expected; Python lines only where the GIL is held",
+                    g_layout->minor);
+      }
+      return {};
+    }
+    g_checked.store(1, std::memory_order_release);
   }
-  return nullptr;
+  return python_frame_from<false>(top_frame<false>(ts));
 }
 
-// Copies a compact ASCII str's text (no allocation, no refcount); "?" otherwise.
+// The line of Python frame f (whose code object is `code`), 0 when it cannot be told.
+int line_of(const void* f, const void* code) {
+  const uintptr_t ip = instruction_of<true>(f);
+  switch (g_layout->line) {
+    case LineFrom::kLasti:
+      return g_py.addr2line(code, 2 * static_cast<int32_t>(ip));  // f_lasti < 0: co_firstlineno
+    case LineFrom::kCodeOffset: {
+      uintptr_t units = 0;  // the code object's length, in 2-byte code units
+      if (!load<true>(code, kSizeOff, units)) return 0;
+      const intptr_t at = static_cast<intptr_t>(ip) -
+                          static_cast<intptr_t>(reinterpret_cast<uintptr_t>(code) + g_layout->code_units_off);
+      if (at < -2 || at >= static_cast<intptr_t>(2 * units)) return 0;  // -2: a frame not started yet
+      return g_py.addr2line(code, static_cast<int>(at));
+    }
+    case LineFrom::kFrameApi:
+      return g_py.iframe_line(const_cast<void*>(f));
+  }
+  return 0;
+}
+
+// Copies a compact ASCII str's text through process_vm_readv (no allocation, no
+// refcount), keeping the tail of long paths; "?" for anything else.
 void copy_ascii(char* dst, size_t n, const void* str) {
-  if (str != nullptr && type_of(str) == g_py.str_type &&
-      (*reinterpret_cast<const unsigned*>(static_cast<const char*>(str) + kStrStateOff) & kCompactAscii) == kCompactAscii) {
-    const size_t len = static_cast<size_t>(word(str, 16));
-    const char* s = static_cast<const char*>(str) + kAsciiDataOff;
-    const size_t from = len >= n ? len - (n - 1) : 0;  // keep the tail of long paths
+  uintptr_t len = 0, state = 0;
+  if (has_type<true>(str, g_py.str_type) && load<true>(str, kStrLengthOff, len) &&
+      load<true>(str, kStrStateOff, state) && (state & kCompactAscii) == kCompactAscii) {
+    const size_t from = len >= n ? len - (n - 1) : 0;
     const size_t m = len - from;
-    std::memcpy(dst, s + from, m);
-    dst[m] = '\0';
-    return;
+    if (safe_copy(dst, static_cast<const char*>(str) + g_layout->ascii_data_off + from, m)) {
+      dst[m] = '\0';
+      return;
+    }
   }
   std::strncpy(dst, "?", n);
 }
@@ -170,10 +272,10 @@ bool gil_held() { return g_py.is_initialized() != 0 && g_py.gil_check() == 1; }
 
 void locate(recorder::PyLocation& out) {
   if (g_py.is_initialized() == 0) return;
-  if (g_py.iframe_line != nullptr) {  // 3.12, 3.13: with or without the GIL, no line yet
-    if (const void* f = current_iframe()) {
-      out.code = reinterpret_cast<const void*>(word(f, 0));
-      out.ip = reinterpret_cast<const void*>(word(f, kInstrOff));
+  if (g_layout != nullptr) {  // 3.10 to 3.14: with or without the GIL, no line yet
+    if (const PyFrame f = current_iframe(); f.frame != nullptr) {
+      out.code = f.code;
+      out.ip = reinterpret_cast<const void*>(instruction_of<false>(f.frame));
       return;
     }
   }
@@ -225,18 +327,19 @@ int capture_with_gil(recorder::PyFrameText* frames, int max) {
 }
 
 int capture_without_gil(recorder::PyFrameText* frames, int max) {
-  if (g_py.iframe_line == nullptr || g_layout.filename_off < 0) return 0;
+  if (g_layout == nullptr || g_checked.load(std::memory_order_acquire) != 1) return 0;
+  const void* ts = g_py.this_tstate();
+  if (ts == nullptr) return 0;
   int n = 0;
-  for (const void* f = current_iframe(); f != nullptr && n < max;) {
-    const void* code = reinterpret_cast<const void*>(word(f, 0));
-    if (is_python_frame(f)) {
-      copy_ascii(frames[n].file, sizeof frames[n].file, reinterpret_cast<const void*>(word(code, g_layout.filename_off)));
-      copy_ascii(frames[n].function, sizeof frames[n].function,
-                 reinterpret_cast<const void*>(word(code, g_layout.filename_off + 8)));
-      frames[n].line = g_py.iframe_line(const_cast<void*>(f));
-      ++n;
-    }
-    f = reinterpret_cast<const void*>(word(f, kPrevOff));
+  for (PyFrame p = python_frame_from<true>(top_frame<true>(ts)); p.frame != nullptr && n < max;
+       p = python_frame_from<true>(outer<true>(p.frame))) {
+    const void *f = p.frame, *code = p.code;
+    uintptr_t file = 0, name = 0;
+    if (!load<true>(code, g_layout->filename_off, file) || !load<true>(code, g_layout->filename_off + 8, name)) break;
+    copy_ascii(frames[n].file, sizeof frames[n].file, reinterpret_cast<const void*>(file));
+    copy_ascii(frames[n].function, sizeof frames[n].function, reinterpret_cast<const void*>(name));
+    frames[n].line = line_of(f, code);
+    ++n;
   }
   return n;
 }
@@ -244,6 +347,27 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
 int capture(recorder::PyFrameText* frames, int max) {
   if (g_py.is_initialized() == 0) return 0;
   return gil_held() ? capture_with_gil(frames, max) : capture_without_gil(frames, max);
+}
+
+// The interpreter's minor version (3.<minor>), 0 when it is not CPython 3 or cannot be told:
+// Py_Version (3.11+), else the text of Py_GetVersion ("3.10.13 (main, ...").
+unsigned python_minor() {
+  if (const auto* v = static_cast<const unsigned long*>(real_dl().dlsym(RTLD_DEFAULT, "Py_Version")))
+    return (*v >> 24) == 3 ? static_cast<unsigned>((*v >> 16) & 0xff) : 0;
+  const char* (*get_version)() = nullptr;
+  if (!find_global(get_version, "Py_GetVersion")) return 0;
+  const char* s = get_version();
+  if (s == nullptr || s[0] != '3' || s[1] != '.') return 0;
+  unsigned minor = 0;
+  for (s += 2; *s >= '0' && *s <= '9' && minor < 1000; ++s) minor = minor * 10 + static_cast<unsigned>(*s - '0');
+  return *s == '.' ? minor : 0;
+}
+
+// This minor version's layout, or nullptr (another version: no GIL-free reader).
+const FrameLayout* layout_for(unsigned minor) {
+  for (const FrameLayout& l : kLayouts)
+    if (l.minor == minor) return &l;
+  return nullptr;
 }
 
 std::atomic<int> g_state{0};  // 0 not looked, 3 installing, 1 ready, 2 absent
@@ -265,20 +389,26 @@ void install_python_readers() {
                   find_global(a.decref, "Py_DecRef") && find_global(a.getattr, "PyObject_GetAttrString") &&
                   find_global(a.utf8, "PyUnicode_AsUTF8") && find_global(a.err_clear, "PyErr_Clear");
   if (ok) {
-    // The GIL-free reader: 3.12 and 3.13 only, and only with every piece present.
-    const auto* version = static_cast<const unsigned long*>(real_dl().dlsym(RTLD_DEFAULT, "Py_Version"));
-    a.version = version ? *version : 0;
-    const unsigned long mm = a.version >> 16;
-    if ((mm == 0x030C || mm == 0x030D) && find_global(a.this_tstate, "PyGILState_GetThisThreadState") &&
-        find_global(a.iframe_line, "PyUnstable_InterpreterFrame_GetLine")) {
+    // The GIL-free reader: a known minor version, with every piece present.
+    const unsigned minor = python_minor();
+    const FrameLayout* layout = layout_for(minor);
+    const bool api = layout != nullptr && (layout->line == LineFrom::kFrameApi
+                                               ? find_global(a.iframe_line, "PyUnstable_InterpreterFrame_GetLine")
+                                               : find_global(a.addr2line, "PyCode_Addr2Line"));
+    if (api && find_global(a.this_tstate, "PyGILState_GetThisThreadState")) {
       a.code_type = real_dl().dlsym(RTLD_DEFAULT, "PyCode_Type");
       a.str_type = real_dl().dlsym(RTLD_DEFAULT, "PyUnicode_Type");
-      a.bytes_type = real_dl().dlsym(RTLD_DEFAULT, "PyBytes_Type");
-      a.tuple_type = real_dl().dlsym(RTLD_DEFAULT, "PyTuple_Type");
-      if (!a.code_type || !a.str_type || !a.bytes_type || !a.tuple_type) a.iframe_line = nullptr;
-    } else {
-      a.iframe_line = nullptr;
+      a.frame_type = real_dl().dlsym(RTLD_DEFAULT, "PyFrame_Type");
+      // A free-threaded build (3.13t, 3.14t) puts ob_tid and its reference counts before
+      // ob_type: there the word at ob_type's place in PyCode_Type is not &PyType_Type.
+      const void* type_type = real_dl().dlsym(RTLD_DEFAULT, "PyType_Type");
+      if (a.code_type != nullptr && a.str_type != nullptr && (a.frame_type != nullptr || !layout->frame_object) &&
+          has_type<true>(a.code_type, type_type))
+        g_layout = layout;
     }
+    if (g_layout == nullptr)  // once per process: no line rather than a wrong one
+      log_message(LogLevel::info, "CPython 3.{}: no frame reader for this version or build; Python lines only where the GIL is held",
+                  minor);
     g_py = a;
     recorder::g_py_capture.store(capture, std::memory_order_release);
     recorder::g_py_locate.store(locate, std::memory_order_release);

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""python_sites.py: a finding names the Python line that made the call.
+"""python_sites.py: a finding names the Python line that made the call, on CPython X.Y.
 
-Runs a small Python loop under the shim for each CPython found (3.11 with the GIL
-held; 3.12 and 3.13 also with the GIL released, as PyTorch releases it inside its
-ops). The loop reaches the runtime test double through ctypes: PyDLL keeps the GIL
-during the call, CDLL releases it. Each loop does a 4-byte device-to-host copy and
-a stream sync, 30 times: a scalar read-back. The report's finding must name the
-line of the sync call in this file.
-usage: python_sites.py SHIM FAKECUDA_DIR CUDART_PATH
+Runs a small Python loop under the shim on CPython X.Y (scripts/pythons.sh finds it;
+CTest runs this once per version, 3.10 to 3.14), with the GIL held and with the GIL
+released, as PyTorch releases it inside its ops. The loop reaches the runtime test
+double through ctypes: PyDLL keeps the GIL during the call, CDLL releases it. Each
+loop does a 4-byte device-to-host copy and a stream sync, 30 times: a scalar
+read-back. The report's finding must name the line of the sync call in this file and
+its function, and its Python stack must start there; without the GIL, that is the
+shim's own frame reader for that version (shim/python_stack.cpp). With --unsupported
+(CPython 3.9, which the reader does not know): the GIL-held line is still named, and the
+GIL-released site carries no Python line at all rather than a wrong one.
+usage: python_sites.py SHIM FAKECUDA_DIR CUDART_PATH X.Y PYTHONS_SH [--unsupported]
 """
 import ctypes
 import glob
@@ -40,45 +44,52 @@ def line_of(tag):
     raise AssertionError(tag)
 
 
-def interpreters():
-    found = []
-    for cand in [sys.executable] + sorted(glob.glob("/root/.pyenv/versions/3.1[23]*/bin/python3.1[23]")) + \
-            ["/usr/bin/python3.12", "/usr/bin/python3.13"]:
-        if os.path.exists(cand) and cand not in found:
-            found.append(cand)
-    return found
+def interpreter(version, pythons_sh):
+    """The path of CPython `version`, or None with the reason printed."""
+    p = subprocess.run([pythons_sh, "find", version], capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stderr.strip())
+        return None
+    return p.stdout.strip()
 
 
 def main():
-    shim, fake, cudart = sys.argv[1:4]
-    errors, ran = [], 0
-    for py in interpreters():
-        ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
-                             text=True).stdout.strip()
-        with tempfile.TemporaryDirectory() as out:
-            env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=fake, CUDASHIM_OUT=out, CUDASHIM_LOG_LEVEL="error")
-            p = subprocess.run([py, __file__, "--child", cudart], env=env, capture_output=True, text=True, timeout=120)
-            if p.returncode != 0:
-                errors.append(f"python {ver}: child exited {p.returncode}: {p.stderr[-800:]}")
-                continue
-            reps = [json.load(open(f)) for f in glob.glob(os.path.join(out, "cudashim-*.json"))]
-            wheres = [s["where"] for r in reps for fnd in r["findings"] if fnd["id"] == "sync.scalar-readback"
-                      for s in fnd["sites"]]
-            base = os.path.basename(__file__)
-            want = [("GIL held", line_of("LINE-HELD"))]
-            if ver in ("3.12", "3.13"):
-                want.append(("GIL released", line_of("LINE-RELEASED")))
-            for what, line in want:
-                if not any(f"{base}:{line} " in w for w in wheres):
-                    errors.append(f"python {ver}, {what}: no scalar-readback finding names {base}:{line}; sites: {wheres}")
-            ran += 1
-            print(f"python {ver}: sites {wheres}")
-    if ran == 0:
-        errors.append("no CPython interpreter could run the test")
+    shim, fake, cudart, version, pythons_sh = sys.argv[1:6]
+    unsupported = sys.argv[6:7] == ["--unsupported"]
+    py = interpreter(version, pythons_sh)
+    if py is None:
+        print(f"FAIL: no CPython {version} to run the test on (scripts/pythons.sh install fetches or finds one)")
+        return 1
+    errors = []
+    with tempfile.TemporaryDirectory() as out:
+        env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=fake, CUDASHIM_OUT=out, CUDASHIM_LOG_LEVEL="error")
+        p = subprocess.run([py, __file__, "--child", cudart], env=env, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            print(f"FAIL: python {version} ({py}): child exited {p.returncode}: {p.stderr[-800:]}")
+            return 1
+        reps = [json.load(open(f)) for f in glob.glob(os.path.join(out, "cudashim-*.json"))]
+        sites = [s for r in reps for fnd in r["findings"] if fnd["id"] == "sync.scalar-readback" for s in fnd["sites"]]
+        base = os.path.basename(__file__)
+        if unsupported:
+            released = f"{base}:{line_of('LINE-RELEASED')} "
+            if any(released in s["where"] or any(released in f for f in s["python"]) for s in sites):
+                errors.append(f"an unsupported version names the GIL-released line: {[s['where'] for s in sites]}")
+            if not any(s["python"] == [] and base not in s["where"] for s in sites):
+                errors.append(f"no GIL-released site without a Python line (a native frame): {[s['where'] for s in sites]}")
+        checks = [("GIL held", line_of("LINE-HELD"))] + ([] if unsupported else [("GIL released", line_of("LINE-RELEASED"))])
+        for what, line in checks:
+            where = f"{base}:{line} (child)"
+            hit = [s for s in sites if where in s["where"]]
+            if not hit:
+                errors.append(f"{what}: no scalar-readback finding names {where}; sites: {[s['where'] for s in sites]}")
+            elif not hit[0]["python"] or not hit[0]["python"][0].endswith(f"{base}:{line} (child)"):
+                errors.append(f"{what}: the site's Python stack does not start at {where}: {hit[0]['python']}")
+        print(f"python {version} ({py}): sites {[(s['where'], s['python'][:2]) for s in sites]}")
     for e in errors:
-        print("FAIL: " + e)
+        print(f"FAIL: python {version}, {e}")
     if not errors:
-        print(f"ok: findings name the Python line on {ran} interpreter(s)")
+        print(f"ok: python {version}: " + ("the GIL-held line is named, the GIL-released site has no Python line"
+                                           if unsupported else "findings name the Python line with the GIL held and released"))
     return 1 if errors else 0
 
 
