@@ -5,7 +5,12 @@ summed on the device and read once at the end, so the host runs ahead of the GPU
 Planted: the loss is fetched with jax.device_get every step, a scalar read-back that stops
 that overlap (expected: sync.scalar-readback at the line marked PLANTED).
 """
+import os
+
 from harness import done, need, no_cuda, parse
+
+# XLA takes 75 % of the GPU at start by default; a third lets check.py --jobs 2 run two side by side.
+os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.3")
 
 args = parse(__doc__.splitlines()[0], steps=50)
 jax = need("jax")
