@@ -26,6 +26,7 @@ PATH: the cudashim executable, a wheel (.whl), a folder holding one, a pip --tar
 a virtual environment, or a build tree (bin/cudashim next to lib/libcudashim.so).
 """
 import argparse
+import atexit
 import concurrent.futures
 import glob
 import json
@@ -306,7 +307,9 @@ def main():
     for spec in a.cli:
         label, _, path = spec.rpartition("=")
         label = label or f"cli{len(clis) + 1}"
-        exe, why = resolve_cli(path, work)
+        scratch = tempfile.mkdtemp(prefix="corpus-cli-")  # not in WORK: an unpacked wheel stays out of the archive
+        atexit.register(shutil.rmtree, scratch, True)
+        exe, why = resolve_cli(path, scratch)
         clis.append(dict(label=label, path=path, exe=exe, error=why, version=cli_version(exe) if exe else "",
                          quiet=bool(exe) and has_quiet(exe)))
         print(f"check: {label}: {exe or why}" + (f" ({clis[-1]['version']})" if exe else ""), flush=True)

@@ -56,8 +56,11 @@ say "check.py: exit $?"
 LEFT=$((BUDGET - 15 - (SECONDS - T0)))
 if [ "$LEFT" -ge 45 ]; then
   say "== idle_loops.py (limit $LEFT s)"
-  timeout -k 5 "$LEFT" python3 gpu/realworld/idle_loops.py --json "$RESULTS/idle_loops.json" > "$WORK/idle_loops.md"
-  say "idle_loops.py: exit $?"
+  timeout -k 5 "$LEFT" python3 gpu/realworld/idle_loops.py --json "$RESULTS/idle_loops.json" > "$WORK/idle_loops.md" \
+    2> "$WORK/idle_loops.err"
+  rc=$?
+  say "idle_loops.py: exit $rc"
+  [ "$rc" != 0 ] && { echo; echo "idle_loops.py: exit $rc:"; tail -5 "$WORK/idle_loops.err"; } >> "$WORK/idle_loops.md"
   cat "$WORK/idle_loops.md"
 else
   echo "idle_loops.py: not run, $LEFT s left" > "$WORK/idle_loops.md"

@@ -11,7 +11,8 @@ an installation):
                     warning, but not at the user's line, so the habit is not found
   crash             planted: raises: an error row, not the end of the run
   two_markers       two '# PLANTED' lines: an error row naming the markers
-plus a CLI that does not exist (every row an error, exit status still 0), the real corpus's
+plus the same CLI from a wheel-shaped zip, a CLI that does not exist (every row an error, exit
+status still 0), the real corpus's
 programs failing fast with "no CUDA here" (no GPU on this machine), and idle_loops.py's
 busy-share arithmetic on a synthetic torch.profiler trace.
 """
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 REALWORLD = os.path.join(ROOT, "gpu", "realworld")
@@ -77,6 +79,15 @@ def run_check(args, env, timeout=300):
     return p, time.monotonic() - t0
 
 
+def wheel_of(build, tmp):
+    """A wheel-shaped zip of the built CLI and library (cudashim/bin, cudashim/lib), as check.py unpacks one."""
+    whl = os.path.join(tmp, "cudashim-0+test-py3-none-any.whl")
+    with zipfile.ZipFile(whl, "w") as z:
+        z.write(os.path.join(build, "bin", "cudashim"), "cudashim/bin/cudashim")
+        z.write(os.path.join(build, "lib", "libcudashim.so"), "cudashim/lib/libcudashim.so")
+    return whl
+
+
 def scored_corpus(cli_folder, fake, cudart, tmp):
     for rel, text in PROGRAMS.items():
         path = os.path.join(tmp, rel)
@@ -89,7 +100,8 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
     env = dict(os.environ, LD_LIBRARY_PATH=fake, CORPUS_TEST_CUDART=cudart, CUDASHIM_LOG_LEVEL="error")
     out_json = os.path.join(tmp, "result.json")
     p, _ = run_check(["--corpus", corpus, "--cli", f"built={cli_folder}", "--cli", "missing=/nonexistent/cudashim",
-                      "--baseline", "--out", os.path.join(tmp, "runs"), "--json", out_json], env)
+                      "--cli", f"wheel={wheel_of(cli_folder, tmp)}", "--baseline", "--out", os.path.join(tmp, "runs"),
+                      "--json", out_json], env)
     expect(p.returncode == 0, f"check.py exited {p.returncode}: {p.stderr[-1500:]}")
     if not os.path.exists(out_json):
         errors.append(f"check.py wrote no {out_json}: {p.stdout[-1500:]}{p.stderr[-1500:]}")
@@ -120,6 +132,8 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
     missing = [r for r in doc["results"] if r["cli"] == "missing" and r["program"] != "two_markers"]
     expect(missing and all(not r["ran"] and (r["error"] or "").startswith("no CLI:") for r in missing),
            f"the missing CLI's rows are not all 'no CLI' errors: {[r['error'] for r in missing]}")
+    wh = by[("readback", "planted", "wheel")]
+    expect(wh["ran"] and wh["found"], f"the CLI unpacked from a wheel: readback planted {wh}")
     base = by[("readback", "clean", "no-shim")]
     expect(base["ran"] and base["wall_s"] is not None, f"readback without the shim: {base}")
     md = p.stdout
@@ -136,8 +150,9 @@ def real_programs_without_cuda():
         p, secs = run_check(["--baseline", "--forms", "clean,planted", "--out", tmp, "--json", out_json], env)
         doc = json.load(open(out_json))
         for r in doc["results"]:
-            expect(r["ran"] or (r["error"] or "").startswith(f"{r['program']}.py: no CUDA here:"),
-                   f"{r['program']} {r['form']}: neither ran nor said 'no CUDA here': {r['error']}")
+            expect(r["ran"] or (r["rc"] == 2 and (r["error"] or "").startswith(f"{r['program']}.py: no CUDA here:")),
+                   f"{r['program']} {r['form']}: neither ran nor left with 'no CUDA here' and exit status 2: "
+                   f"exit {r['rc']}, {r['error']}")
             expect(r["ran"] or (r["wall_s"] or 0) < 20, f"{r['program']}: took {r['wall_s']} s to say it has no CUDA")
         print(f"real corpus without CUDA: {len(doc['results'])} rows in {secs:.1f} s, "
               f"e.g. {doc['results'][0]['error']}")
@@ -152,13 +167,14 @@ def idle_share_arithmetic():
               dict(name=idle_loops.WINDOW, ph="X", cat="gpu_user_annotation", ts=1000.0, dur=500.0),
               dict(name="k1", ph="X", cat="kernel", ts=1010.0, dur=20.0),
               dict(name="k2", ph="X", cat="kernel", ts=1020.0, dur=20.0),     # overlaps k1: union 1010-1040
+              dict(name="k3", ph="X", cat="kernel", ts=1012.0, dur=3.0),      # inside k1: adds nothing
               dict(name="m", ph="X", cat="gpu_memcpy", ts=1090.0, dur=30.0),  # clipped at the window's end
               dict(name="s", ph="X", cat="gpu_memset", ts=900.0, dur=50.0),   # before the window
               dict(name="op", ph="X", cat="cpu_op", ts=1000.0, dur=100.0)]    # host work is not GPU time
         with open(trace, "w") as f:
             json.dump(dict(traceEvents=ev), f)
         window, busy, inside, _ = idle_loops.busy_share(trace)
-        expect((window, busy, inside) == (100.0, 40.0, 3), f"busy_share: window {window}, busy {busy}, inside {inside}")
+        expect((window, busy, inside) == (100.0, 40.0, 4), f"busy_share: window {window}, busy {busy}, inside {inside}")
 
 
 def main():
