@@ -11,7 +11,7 @@
 # by side (CORPUS_JOBS=1: one at a time); then the four reference loops of
 # gpu/realworld/idle_loops.py if time is left. All of it stays under CORPUS_BUDGET_S
 # (default 525 s, for a device call of 600): runs that would not fit become "skipped" rows.
-# In $OUT: results.md (the tables), corpus.json and idle_loops.json (the numbers), run.log,
+# CORPUS_ONLY=hf_trainer,jax_mlp runs only those programs. In $OUT: results.md (the tables), corpus.json and idle_loops.json (the numbers), run.log,
 # reports.tar.gz (every report, stdout and stderr of every run).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -36,20 +36,21 @@ say "== host"
 date -u +%Y-%m-%dT%H:%M:%SZ
 nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader 2>&1 | head -2
 HOST=$(python3 - <<'EOF' 2>&1
-import importlib, platform
+import importlib.metadata as md, platform
 vers = []
-for m in ("torch", "transformers", "lightning", "torchvision", "jax", "cupy"):
+for m in ("torch", "transformers", "lightning", "torchvision", "jax", "jaxlib", "cupy-cuda13x", "nvidia-nccl-cu13"):
     try:
-        vers.append(f"{m} {importlib.import_module(m).__version__}")
-    except Exception as e:
-        vers.append(f"{m} missing ({type(e).__name__})")
+        vers.append(f"{m} {md.version(m)}")  # the installed version, without the cost of importing it
+    except md.PackageNotFoundError:
+        vers.append(f"{m} missing")
 print(f"Python {platform.python_version()}; " + ", ".join(vers))
 EOF
 )
 echo "$HOST"
 
 say "== the corpus: check.py ${CLIS[*]} --baseline (deadline $((BUDGET - IDLE_S - 15 - (SECONDS - T0))) s)"
-python3 gpu/realworld/check.py "${CLIS[@]}" --baseline --jobs "${CORPUS_JOBS:-2}" --out "$WORK/runs" --json "$RESULTS/corpus.json" \
+python3 gpu/realworld/check.py "${CLIS[@]}" --baseline --jobs "${CORPUS_JOBS:-2}" --only "${CORPUS_ONLY:-}" \
+  --out "$WORK/runs" --json "$RESULTS/corpus.json" \
   --md "$WORK/corpus.md" --deadline-s $((BUDGET - IDLE_S - 15 - (SECONDS - T0)))
 say "check.py: exit $?"
 
