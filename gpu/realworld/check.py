@@ -60,7 +60,9 @@ CORPUS = [
     dict(name="compile_mlp", file="compile_mlp.py", framework="torch.compile (Inductor)",
          habit="nonzero() of a mask every step", expect="sync.scalar-readback", timeout=200),
 ]
-WHERE = re.compile(r"^(?P<file>.+):(?P<line>\d+) \((?P<func>.*)\)$")
+# A Python site: `FILE:LINE (FUNCTION)` (docs/report-schema.md, findings[].sites[].where); whatever a
+# later shim writes after the line (a framework's name, say) does not stop the file from being read.
+WHERE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?=\s|$)")
 FORMS = ("clean", "planted")
 
 
