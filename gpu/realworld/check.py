@@ -367,6 +367,15 @@ def main():
               f"{'%.1f s, ' % res['wall_s'] if res['wall_s'] is not None else ''}{status}", flush=True)
         return res
 
+    def execute_or_row(prog, form, label, cli):
+        """execute(), with whatever goes wrong in the checker itself turned into the run's row."""
+        try:
+            return execute(prog, form, label, cli)
+        except Exception as e:  # noqa: BLE001: one bad report must not cost the whole table
+            return dict(program=prog["name"], form=form, cli=label, ran=False, rc=None, wall_s=None, warnings=[],
+                        library=[], reports=0, processes=[], planted_line=None,
+                        error=f"checker error: {type(e).__name__}: {e}"[:300])
+
     for prog in corpus:
         # The runs of one program, in the order that matters most when the deadline comes: without
         # the shim first (clean, and planted when --jobs lets it run beside it), then each form under
@@ -379,7 +388,7 @@ def main():
         for i in range(0, len(runs), a.jobs):
             group = runs[i:i + a.jobs]
             with concurrent.futures.ThreadPoolExecutor(len(group)) as pool:
-                for (form, label, _), res in zip(group, pool.map(lambda r: execute(prog, *r), group)):
+                for (form, label, _), res in zip(group, pool.map(lambda r: execute_or_row(prog, *r), group)):
                     done[(form, label)] = res
                     results.append(res)
         for (form, label), res in done.items():
