@@ -13,7 +13,8 @@ an installation):
   two_markers       two '# PLANTED' lines: an error row naming the markers
 plus the same CLI from a wheel-shaped zip, a CLI that does not exist (every row an error, exit
 status still 0), the real corpus's
-programs failing fast with "no CUDA here" (no GPU on this machine), and idle_loops.py's
+programs failing fast with "no CUDA here" (no GPU on this machine), the README's table naming
+each program's planted line and expected finding, and idle_loops.py's
 busy-share arithmetic on a synthetic torch.profiler trace.
 """
 import json
@@ -158,6 +159,18 @@ def real_programs_without_cuda():
               f"e.g. {doc['results'][0]['error']}")
 
 
+def readme_names_the_planted_lines():
+    """gpu/realworld/README.md's table gives each program's planted line: the file's marker must be there."""
+    sys.path.insert(0, REALWORLD)
+    import check
+    readme = open(os.path.join(REALWORLD, "README.md")).read()
+    for p in check.CORPUS:
+        line, why = check.planted_line(os.path.join(REALWORLD, p["file"]))
+        row = next((x for x in readme.splitlines() if x.startswith(f"| `{p['file']}` |")), "")
+        expect(line is not None and f"(line {line})" in row and f"`{p['expect']}`" in row,
+               f"README.md's row for {p['file']} does not say 'line {line}' and `{p['expect']}` ({why or row[:80]})")
+
+
 def idle_share_arithmetic():
     sys.path.insert(0, REALWORLD)
     import idle_loops
@@ -182,6 +195,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         scored_corpus(cli_folder, fake, cudart, tmp)
     real_programs_without_cuda()
+    readme_names_the_planted_lines()
     idle_share_arithmetic()
     for e in errors:
         print("FAIL: " + e)
