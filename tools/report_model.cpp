@@ -122,6 +122,7 @@ StreamEvent read_stream_event(Fields& fields) {
   e.t_ns = ev.get_optional<uint64_t>("t_ns");
   if (e.type == "start") e.pid = ev.get<int64_t>("pid");
   if (e.type == "finding") e.id = ev.get<std::string>("id", "?");
+  if (e.type == "signal") e.signal = ev.get<std::string>("name", "a signal");
   if (e.type == "snapshot" || e.type == "exit")
     e.counters = StreamCounters{ev.get<uint64_t>("t_ns"), ev.get<uint64_t>("calls"), ev.get<uint64_t>("errors"),
                                 ev.get<uint64_t>("blocked_ns"), read_devices(ev)};
