@@ -17,6 +17,7 @@
 #include <mutex>
 
 #include "recorder/clock.h"
+#include "recorder/flight_recorder.h"
 #include "recorder/json_writer.h"
 #include "recorder/ledger.h"
 #include "recorder/output_files.h"
@@ -261,6 +262,9 @@ void stream_configure(const char* dir, const char* host, int pid, int rank) {
 void stream_ensure_started() {
   int expected = 0;
   if (!g_state.compare_exchange_strong(expected, 1)) return;
+  // The crash handlers wait for the first CUDA call too, and are installed here on the
+  // calling thread, before it goes on into the driver (recorder/flight_recorder.h).
+  flight_install_handlers();
   // The process's first output: it claims the base name (a new one when host and pid repeat).
   const int fd = outputs_create(".ndjson", O_WRONLY | O_APPEND);
   if (fd < 0) return;  // the report says why at exit; the job goes on

@@ -8,6 +8,7 @@
 #include "recorder/flight_recorder.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -152,6 +153,35 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
   close(fd);
 }
 
+// Hands `sig` to `prev`, the action ours replaced, as the kernel would have run it: that
+// action becomes the signal's again (SIG_DFL instead under SA_RESETHAND); a handler runs
+// with its sa_mask blocked and, unless SA_NODEFER, the signal too (Python's faulthandler
+// sets SA_NODEFER and re-raises inside its handler: it must end the process there, as
+// without us). A default or ignored action: a fault re-executes the instruction under it
+// once we return; a signal someone sent (kill, raise, abort) is raised again.
+void hand_over(int sig, const struct sigaction& prev, siginfo_t* info, void* ctx) {
+  struct sigaction next = prev;
+  if ((prev.sa_flags & SA_RESETHAND) != 0) next.sa_handler = SIG_DFL;  // the kernel resets the handler alone
+  sigaction(sig, &next, nullptr);
+  const bool with_info = (prev.sa_flags & SA_SIGINFO) != 0 && prev.sa_sigaction != nullptr;
+  const bool plain = (prev.sa_flags & SA_SIGINFO) == 0 && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN &&
+                     prev.sa_handler != nullptr;
+  if (with_info || plain) {
+    sigset_t mine, theirs;
+    pthread_sigmask(SIG_SETMASK, nullptr, &mine);  // the mask at delivery, plus `sig` (ours has no SA_NODEFER)
+    theirs = mine;
+    for (int s = 1; s < NSIG; ++s)
+      if (sigismember(&prev.sa_mask, s) == 1) sigaddset(&theirs, s);
+    if ((prev.sa_flags & SA_NODEFER) != 0) sigdelset(&theirs, sig);
+    pthread_sigmask(SIG_SETMASK, &theirs, nullptr);
+    if (with_info) prev.sa_sigaction(sig, info, ctx);
+    else prev.sa_handler(sig);
+    pthread_sigmask(SIG_SETMASK, &mine, nullptr);
+    return;
+  }
+  if (info == nullptr || info->si_code <= 0 || sig == SIGABRT) raise(sig);
+}
+
 void on_signal(int sig, siginfo_t* info, void* ctx) {
   int idx = 0;
   for (int i = 0; i < static_cast<int>(sizeof kSignals / sizeof kSignals[0]); ++i)
@@ -179,20 +209,7 @@ void on_signal(int sig, siginfo_t* info, void* ctx) {
   // abort(): the record is safe on disk; the full report may follow within a deadline.
   if (first && cuda && sig == SIGABRT)
     if (auto hook = g_abort_hook.load(std::memory_order_acquire)) hook();
-  // Hand over to what was there before: a fault re-executes the instruction under
-  // the previous action; a signal someone sent (kill, raise, abort) is re-raised.
-  sigaction(sig, &g_previous[idx], nullptr);
-  const struct sigaction& prev = g_previous[idx];
-  if ((prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction != nullptr) {
-    prev.sa_sigaction(sig, info, ctx);
-    return;
-  }
-  if (!(prev.sa_flags & SA_SIGINFO) && prev.sa_handler != SIG_DFL && prev.sa_handler != SIG_IGN &&
-      prev.sa_handler != nullptr) {
-    prev.sa_handler(sig);
-    return;
-  }
-  if (info == nullptr || info->si_code <= 0 || sig == SIGABRT) raise(sig);
+  hand_over(sig, g_previous[idx], info, ctx);
 }
 
 }  // namespace
@@ -206,11 +223,17 @@ void flight_configure(const char* dir, const char* host, int pid, int rank) {
   g_in_handler.store(0);
   g_writer_tid.store(0);
   g_record_done.store(false);
-  if (g_installed.exchange(true)) return;
+}
+
+void flight_install_handlers() {
+  if (!g_configured.load() || g_installed.exchange(true)) return;
   for (size_t i = 0; i < sizeof kSignals / sizeof kSignals[0]; ++i) {
     struct sigaction sa {};
     sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    // SA_ONSTACK: a thread with an alternate stack (sigaltstack) takes a stack overflow's
+    // SIGSEGV there; without it the handler could not run at all and the kernel kills the
+    // process where the program's own SA_ONSTACK handler would have run.
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
     sigaction(kSignals[i], &sa, &g_previous[i]);
   }

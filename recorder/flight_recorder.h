@@ -14,9 +14,19 @@
 
 namespace cudashim::recorder {
 
-// Sets where and under which name the record goes; installs the signal handlers
-// (once; a later call only updates the name, e.g. in a forked child).
+// Sets where and under which name the record goes (start-up; a forked child). Installs
+// nothing: see flight_install_handlers.
 void flight_configure(const char* out_dir, const char* host, int pid, int rank);
+
+// Installs the handlers for SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT, once per process
+// image and only after flight_configure: at the process's first CUDA call
+// (recorder/event_stream.cpp), never at load time. Python reads every signal's action as
+// it starts and signal.getsignal() answers None for one that is not SIG_DFL or SIG_IGN
+// then, so `signal.signal(s, signal.signal(s, h))` raised TypeError in every preloaded
+// Python process (issue 22.6). The handler replaced is chained to as the kernel would have
+// run it (its SA_SIGINFO, sa_mask, SA_NODEFER, SA_RESETHAND); ours runs on the alternate
+// stack when the thread has one (a stack overflow's SIGSEGV needs it).
+void flight_install_handlers();
 
 // Sets the function the handler calls for SIGABRT (abort(), an uncaught C++ exception)
 // once the record is on disk and before the signal is handed on: shim/terminate.cpp asks

@@ -99,9 +99,27 @@ void remember(const struct stat& st) {
   g_created[slot] = {st.st_dev, st.st_ino, me};
 }
 
+// Creates `dir` and each missing folder above it, 0700 each, as `mkdir -p` (issue 22.10:
+// one level only was made, so CUDASHIM_OUT=runs/today lost every output). EEXIST at any
+// level is fine; a failure shows when the file is created. Async-signal-safe (a fixed
+// buffer): the flight record may be a process's first output.
+void make_folders(const char* dir) {
+  char p[sizeof g_dir];
+  size_t n = 0;
+  for (; dir[n] != '\0' && n < sizeof p - 1; ++n) p[n] = dir[n];
+  p[n] = '\0';
+  for (size_t i = 1; i <= n; ++i) {
+    if (p[i] != '/' && p[i] != '\0') continue;
+    const char c = p[i];
+    p[i] = '\0';
+    mkdir(p, 0700);
+    p[i] = c;
+  }
+}
+
 void make_folder_of(const std::string& path) {
   const size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0) mkdir(path.substr(0, slash).c_str(), 0700);  // EEXIST is fine
+  if (slash != std::string::npos && slash > 0) make_folders(path.substr(0, slash).c_str());
 }
 
 // rename(2) that never replaces: renameat2 RENAME_NOREPLACE, or link(2) + unlink(2) where
@@ -144,7 +162,7 @@ const char* outputs_claim() {
   if (g_plain[0] == '\0') return g_base;
   int expected = 0;
   if (g_claim.compare_exchange_strong(expected, 1)) {
-    mkdir(g_dir, 0700);  // CUDASHIM_OUT may not exist yet; EEXIST is fine
+    make_folders(g_dir);  // CUDASHIM_OUT may not exist yet
     for (int k = 0; k < 100; ++k) {
       set_candidate(k);
       if (base_free(g_base)) break;

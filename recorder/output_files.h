@@ -22,8 +22,8 @@ void outputs_configure(const char* dir, const char* host, int pid, int rank);
 // only, a static buffer). "" before outputs_configure.
 const char* outputs_claim();
 
-// Creates <base><suffix> (outputs_claim()) as a new file: the folder (one level) when
-// missing, then open(O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC|flags, 0600). Returns the
+// Creates <base><suffix> (outputs_claim()) as a new file: the folder and every missing
+// folder above it (0700 each) when missing, then open(O_CREAT|O_EXCL|O_NOFOLLOW|O_CLOEXEC|flags, 0600). Returns the
 // descriptor or -errno (-EEXIST: the name was taken after the claim; nothing is opened
 // over it). Async-signal-safe.
 int outputs_create(const char* suffix, int flags);
@@ -32,7 +32,7 @@ int outputs_create(const char* suffix, int flags);
 // created as above in the same folder, then renamed to `path` only where nothing is
 // (renameat2 RENAME_NOREPLACE, else link(2)), or over a regular file this process put
 // there itself. Anything else at `path` (another process's report, a link, a device, a
-// FIFO, a folder) stays as it is: -EEXIST. Creates a missing folder (one level).
+// FIFO, a folder) stays as it is: -EEXIST. Creates missing folders (every level, 0700).
 // Returns 0 or -errno; never leaves the temporary file behind.
 int write_file_atomically(const std::string& path, const std::string& text);
 

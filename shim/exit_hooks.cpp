@@ -1,4 +1,5 @@
-// exit_hooks.cpp: _exit(2), _Exit(3) and the exec(3) family, the ends that run no destructor.
+// exit_hooks.cpp: _exit(2), _Exit(3), the exec(3) family and kill(2) of the process
+// itself, the ends that run no destructor.
 //
 // exec replaces the image: the old one's report is written first, on the calling thread as
 // exit() does; when the exec fails the process goes on, and its real end writes the report
@@ -9,9 +10,14 @@
 // flush thread, waited for at most 2 s, nothing when the process made no CUDA call), then
 // end the process through the C library's own function. _exit is async-signal-safe and
 // is called from signal handlers, so the writing is never done on the calling thread.
+// kill(getpid(), SIGINT) under SIG_DFL is how CPython ends after an uncaught
+// KeyboardInterrupt (Ctrl-C), once its own finalization is done: the outputs are written
+// first, the same way (shim/terminate.h), then the signal is sent.
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
@@ -44,6 +50,7 @@ int after_failed_exec(int rc) {
   return rc;
 }
 
+using KillFn = int (*)(pid_t, int);
 using ExecveFn = int (*)(const char*, char* const[], char* const[]);
 using ExecvFn = int (*)(const char*, char* const[]);
 using FexecveFn = int (*)(int, char* const[], char* const[]);
@@ -121,6 +128,15 @@ extern "C" __attribute__((visibility("default"))) int execle(const char* path, c
   va_end(ap);
   if (!ok) return errno = E2BIG, -1;
   return execve(path, argv, envp);
+}
+
+extern "C" __attribute__((visibility("default"))) int kill(pid_t pid, int sig) {
+  static std::atomic<KillFn> real{nullptr};
+  KillFn fn = real.load(std::memory_order_acquire);
+  if (fn == nullptr) real.store(fn = real_fn<KillFn>("kill"), std::memory_order_release);
+  if (fn == nullptr) return static_cast<int>(syscall(SYS_kill, pid, sig));
+  if (pid == getpid()) termination_before_self_signal(sig);
+  return fn(pid, sig);
 }
 
 extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) { end_process("_exit", status); }

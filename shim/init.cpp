@@ -8,6 +8,7 @@
 // written at exit (or when SIGTERM or an abort ends the process: shim/terminate.h).
 #include <pthread.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -91,6 +92,18 @@ void defer_to_first_use(const policy::LoadResult& loaded) {
   g_first_use_pending.store(true, std::memory_order_relaxed);
 }
 
+// CUDASHIM_OUT made absolute once, at start-up: a program that changes its current folder
+// must not split one process's outputs between two folders (issue 22.10: the stream, opened
+// at the first CUDA call, in the first, the report at exit in the second). A current folder
+// that cannot be read (deleted) leaves the path as it was given.
+std::string absolute_out_dir(const std::string& dir) {
+  if (!dir.empty() && dir[0] == '/') return dir;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr || cwd[0] != '/') return dir;
+  if (dir.empty() || dir == ".") return cwd;
+  return std::string(cwd) + "/" + dir;
+}
+
 void setup_process() {
   policy::LoadResult loaded = policy::load_policy(env_get);
   // shim/log.h counts its levels from -1 (off); the setting's words start at off.
@@ -112,7 +125,7 @@ void setup_process() {
   if (g_applied == nullptr) g_applied = new std::vector<policy::AppliedEnv>;
   *g_policy = loaded.policy;
   policy::install_process_settings(s);
-  *g_out_dir = s.out;
+  *g_out_dir = absolute_out_dir(s.out);
   recorder::capture_process_info(*g_info);
   if (!inert) {
     recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
@@ -240,8 +253,14 @@ void write_final_outputs() {
     // The timeline next to the report: cudashim-<host>-<pid>[-r<rank>].trace, Chrome's JSON
     // trace format (ui.perfetto.dev and chrome://tracing open it whatever its extension).
     const std::string trace = path.substr(0, path.size() - 5) + ".trace";
-    write_file_atomically(trace, report::render_trace(g_info->pid, g_start_ticks, g_info->start_mono_ns));
-  } catch (...) {
+    const int trc = write_file_atomically(trace, report::render_trace(g_info->pid, g_start_ticks, g_info->start_mono_ns));
+    // Said, not dropped (issue 22.10: a full disk lost the trace without a word); when the
+    // report could not be written either, its line already named the folder's problem.
+    if (trc != 0 && rc == 0)
+      log_message(LogLevel::warn, "could not write the trace {}: {}; the report has the same calls; the job's own "
+                                  "result is unaffected", trace, std::strerror(-trc));
+  } catch (const std::exception& e) {
+    log_message(LogLevel::warn, "could not write the trace for pid {}: {}", g_info->pid, e.what());
   }
 }
 

@@ -1,11 +1,13 @@
-// terminate.cpp: the SIGTERM and SIGABRT paths to a complete report (see terminate.h).
+// terminate.cpp: the SIGTERM, SIGINT, SIGHUP and SIGABRT paths to a complete report (see terminate.h).
 #include "shim/terminate.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cerrno>
 #include <string>
 
@@ -27,23 +29,68 @@ std::atomic<pid_t> g_owner{0};  // the process these outputs belong to (not a vf
 std::atomic<bool> g_armed{false};  // the flush thread writes on request (reports on, not inert)
 thread_local bool t_writing = false;  // initial-exec TLS: readable in a signal handler
 
-const char* signal_text(int sig) { return sig == SIGTERM ? "SIGTERM" : sig == SIGABRT ? "SIGABRT" : "signal"; }
+// The signals whose default action ends the process without a destructor and that a job
+// is commonly stopped with (kill, systemd, Kubernetes, Slurm, Ctrl-C, a closed terminal).
+constexpr int kEndSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
-// Whichever end gets here first writes; the others return at once.
+bool is_end_signal(int sig) {
+  for (const int s : kEndSignals)
+    if (s == sig) return true;
+  return false;
+}
+
+const char* signal_text(int sig) {
+  switch (sig) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGHUP: return "SIGHUP";
+    case SIGABRT: return "SIGABRT";
+    default: return "signal";
+  }
+}
+
+// Waits until the outputs are written or `deadline_ms` passed. Async-signal-safe.
+void wait_written(int deadline_ms) {
+  timespec start{}, now{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    if (g_phase.load(std::memory_order_acquire) == 2) return;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const long waited_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+    if (waited_ms >= deadline_ms) return;
+    const timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
+}
+
+// Whichever end gets here first writes; the others wait for it (at most 2 s) unless they
+// are that writer (a signal handler on the writing thread). The writing thread holds the
+// end signals blocked while it writes: one that lands then waits in the kernel and ends the
+// process once the outputs are whole (issue 22.7: a SIGTERM on the thread running the
+// destructor re-raised at once and cut the report or left the trace's temporary file).
 void write_once_for(int sig) {
   void (*write)() = g_write.load(std::memory_order_acquire);
+  if (write == nullptr) return;
+  sigset_t ends, old;
+  sigemptyset(&ends);
+  for (const int s : kEndSignals) sigaddset(&ends, s);
+  pthread_sigmask(SIG_BLOCK, &ends, &old);
   int expected = 0;
-  if (write == nullptr || !g_phase.compare_exchange_strong(expected, 1)) return;
-  t_writing = true;
-  if (sig > 0) {
-    try {
-      recorder::stream_event(recorder::SignalEvent{sig, signal_text(sig)});
-    } catch (...) {
+  if (g_phase.compare_exchange_strong(expected, 1)) {
+    t_writing = true;
+    if (sig > 0) {
+      try {
+        recorder::stream_event(recorder::SignalEvent{sig, signal_text(sig)});
+      } catch (...) {
+      }
     }
+    write();
+    t_writing = false;
+    g_phase.store(2, std::memory_order_release);
+  } else if (expected == 1 && !t_writing) {
+    wait_written(kTermDeadlineMs);  // exit() or an exec must not end the image under the writer
   }
-  write();
-  t_writing = false;
-  g_phase.store(2, std::memory_order_release);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 // The flush thread, woken by a handler below. A wake-up with no signal behind it writes
@@ -63,47 +110,54 @@ void request_outputs(int sig, int deadline_ms) {
   const bool woken = recorder::stream_wake();
   // A writer at work: the flush thread just woken, or exit() on another thread (this
   // thread being that writer would wait for itself).
-  if (!t_writing && (woken || g_phase.load() == 1)) {
-    timespec start{}, now{};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-      if (g_phase.load(std::memory_order_acquire) == 2) break;
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      const long waited_ms = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-      if (waited_ms >= deadline_ms) break;
-      const timespec ms{0, 1000000};
-      nanosleep(&ms, nullptr);
-    }
-  }
+  if (!t_writing && (woken || g_phase.load() == 1)) wait_written(deadline_ms);
   errno = saved;
 }
 
-void on_sigterm(int sig, siginfo_t*, void*) {
+void on_end_signal(int sig, siginfo_t*, void*);
+
+// True when `sig`'s action is this file's handler.
+bool handler_is_ours(int sig) {
+  struct sigaction cur {};
+  return sigaction(sig, nullptr, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) != 0 && cur.sa_sigaction == on_end_signal;
+}
+
+void on_end_signal(int sig, siginfo_t*, void*) {
+  // Called by the program's own handler, which replaced ours and chains to what it
+  // replaced: to it ours stands for SIG_DFL, and a chaining handler never runs a default
+  // action. Do nothing: the program decides how it ends, and its exit writes the report
+  // (issue 22.7: re-raising here killed a program that leaves with 0 on its own).
+  if (!handler_is_ours(sig)) return;
+  const int saved = errno;
   request_outputs(sig, kTermDeadlineMs);
-  // End as the default action would have. SIGTERM stays blocked in this thread until the
-  // handler returns, so the re-raised one is delivered then, under SIG_DFL.
+  // End as the default action would have. The signal stays blocked in this thread until
+  // the handler returns, so the re-raised one is delivered then, under SIG_DFL.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
-  sigaction(SIGTERM, &dfl, nullptr);
-  raise(SIGTERM);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);
+  errno = saved;
 }
 
 void on_abort() { request_outputs(SIGABRT, kAbortDeadlineMs); }
 
-// On the flush thread as it starts (the first CUDA call): take SIGTERM only where its
-// action is still the default. Not at load time: Python records each signal's action when
-// it starts, so signal.getsignal(SIGTERM) keeps answering SIG_DFL (a handler installed
-// before would read as None, which code that saves and restores handlers cannot restore).
-void arm_sigterm() {
-  struct sigaction cur {};
-  if (sigaction(SIGTERM, nullptr, &cur) != 0) return;
-  if ((cur.sa_flags & SA_SIGINFO) != 0 || cur.sa_handler != SIG_DFL) return;  // the job's own, SIG_IGN, or ours (fork)
-  struct sigaction sa {};
-  sa.sa_sigaction = on_sigterm;
-  sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
+// On the flush thread as it starts (the first CUDA call): take SIGTERM, SIGINT and SIGHUP
+// only where the action is still the default. Not at load time: Python records each
+// signal's action when it starts, so signal.getsignal() keeps answering SIG_DFL (a handler
+// installed before would read as None, which code that saves and restores handlers cannot
+// restore). Python's own SIGINT handler (KeyboardInterrupt) is there by then and stays.
+void arm_end_signals() {
+  for (const int sig : kEndSignals) {
+    struct sigaction cur {};
+    if (sigaction(sig, nullptr, &cur) != 0) continue;
+    if ((cur.sa_flags & SA_SIGINFO) != 0 || cur.sa_handler != SIG_DFL) continue;  // the job's own, SIG_IGN, or ours (fork)
+    struct sigaction sa {};
+    sa.sa_sigaction = on_end_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
 }
 
 }  // namespace
@@ -114,7 +168,10 @@ void termination_configure(void (*write)(), bool on_signals) {
   recorder::stream_set_warn(stream_warning);
   if (!on_signals) return;
   g_armed.store(true);
-  recorder::stream_set_wake_handlers(arm_sigterm, on_wake);
+  // quick_exit(3) runs its handlers, then glibc's own _exit (an internal call that no
+  // interposed _exit sees): ours, registered first, runs last of them.
+  at_quick_exit(termination_before_image_ends);
+  recorder::stream_set_wake_handlers(arm_end_signals, on_wake);
   recorder::flight_set_abort_hook(on_abort);
 }
 
@@ -134,6 +191,13 @@ void termination_after_failed_exec() {
   if (getpid() != g_owner.load()) return;  // a vfork child: the phase is its parent's
   int written = 2;
   if (g_phase.compare_exchange_strong(written, 0)) g_signal.store(0);
+}
+
+void termination_before_self_signal(int sig) {
+  if (!is_end_signal(sig) || !g_armed.load() || getpid() != g_owner.load()) return;
+  struct sigaction cur {};
+  if (sigaction(sig, nullptr, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) != 0 || cur.sa_handler != SIG_DFL) return;
+  request_outputs(sig, kTermDeadlineMs);
 }
 
 void termination_before_image_ends() {

@@ -2,9 +2,10 @@
 //
 // Normal exit and exit() from any thread reach the library's destructor, which writes
 // the report, the trace and the stream's last line. Two ends skip destructors:
-//   SIGTERM with its default action (systemd, Kubernetes, Slurm, `kill`): the shim
-//     installs a handler, only where SIGTERM's action is still the default when the
-//     process makes its first CUDA call;
+//   SIGTERM, SIGINT and SIGHUP with their default action (systemd, Kubernetes, Slurm,
+//     `kill`, Ctrl-C, a closed terminal): the shim installs a handler, only where the
+//     action is still the default when the process makes its first CUDA call; a handler
+//     the program installs later and that chains to ours finds it doing nothing;
 //   SIGABRT (an uncaught C++ exception: std::terminate -> abort): the flight recorder's
 //     handler writes the crash record first, then calls in here.
 // The handler (async-signal-safe) wakes the event stream's flush thread, which writes the
@@ -22,12 +23,19 @@ namespace cudashim::shim {
 // constructor.
 void termination_configure(void (*write)(), bool on_signals);
 
-// Runs `write` unless another end already did or is doing it (then returns at once).
-// The destructor's path.
+// Runs `write` unless another end already did it; when another end is writing, waits for
+// it (at most 2 s). The destructor's path.
 void termination_write_once();
 
 // In a forked child: nothing written yet for this process.
 void termination_after_fork();
+
+// Async-signal-safe, for a process about to send itself SIGTERM, SIGINT or SIGHUP under its
+// default action (kill(getpid(), sig): shim/exit_hooks.cpp). CPython leaves that way after
+// an uncaught KeyboardInterrupt, past Py_FinalizeEx and without the C exit path: it sets
+// SIGINT to SIG_DFL and kills itself. Writes the outputs (with the stream's signal line)
+// as the SIGTERM handler does; nothing for another signal or action, or with no flush thread.
+void termination_before_self_signal(int sig);
 
 // Async-signal-safe, for the ends that skip the destructor (_exit, _Exit:
 // shim/exit_hooks.cpp): asks the flush thread for the outputs and waits for them (at most

@@ -1,6 +1,8 @@
 // report_model.cpp: see report_model.h.
 #include "tools/report_model.h"
 
+#include <fmt/format.h>
+
 namespace cudashim::tools {
 namespace {
 
@@ -122,6 +124,14 @@ StreamEvent read_stream_event(Fields& fields) {
   e.t_ns = ev.get_optional<uint64_t>("t_ns");
   if (e.type == "start") e.pid = ev.get<int64_t>("pid");
   if (e.type == "finding") e.id = ev.get<std::string>("id", "?");
+  if (e.type == "signal") {
+    // The shim writes both; a line with the number alone (an older or edited stream) is named from it.
+    e.signal = ev.get<std::string>("name", "");
+    if (e.signal.empty()) {
+      const int64_t n = ev.get<int64_t>("signal", 0);
+      e.signal = n == 1 ? "SIGHUP" : n == 2 ? "SIGINT" : n == 6 ? "SIGABRT" : n == 15 ? "SIGTERM" : fmt::format("signal {}", n);
+    }
+  }
   if (e.type == "snapshot" || e.type == "exit")
     e.counters = StreamCounters{ev.get<uint64_t>("t_ns"), ev.get<uint64_t>("calls"), ev.get<uint64_t>("errors"),
                                 ev.get<uint64_t>("blocked_ns"), read_devices(ev)};

@@ -117,6 +117,7 @@ struct StreamSummary {
   std::vector<std::string> findings;  // ids, as found while it ran
   uint64_t findings_left_out = 0;     // finding lines past kMaxStreamFindings
   std::optional<std::string> cut;     // what was not read, and why
+  std::string signal;                 // the name on its last `signal` line ("SIGINT"), "" when none
 };
 
 // The finding lines a stream summary keeps (the shim writes one per finding and site).
@@ -133,6 +134,7 @@ struct StreamEvent {
   std::optional<uint64_t> t_ns;
   int64_t pid = 0;        // start
   std::string id;         // finding
+  std::string signal;     // signal: its name
   std::optional<StreamCounters> counters;  // snapshot, exit
 };
 StreamEvent read_stream_event(Fields& fields);

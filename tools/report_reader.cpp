@@ -331,7 +331,10 @@ std::string read_stream(const std::string& path, StreamSummary& s, nlohmann::jso
       if (s.findings.size() < kMaxStreamFindings) s.findings.push_back(current_finding_id(e.id));
       else ++s.findings_left_out;
     } else if (e.type == "library_load") ++s.libraries_loaded;
-    else if (e.type == "signal" && doc) signal = std::move(*ev);
+    else if (e.type == "signal") {
+      s.signal = e.signal;
+      if (doc) signal = std::move(*ev);
+    }
   }
   fill_doc();
   return problem;
@@ -392,8 +395,13 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     if (const auto* s = std::get_if<StreamSummary>(&r.what)) {  // no report: what its event stream said
       out += fmt::format("{}process {}{}: no report; its event stream ", bold, s->pid, reset);
       const double secs = s->last_t_ns / 1e9;
+      // A `signal` line: the shim saw that signal end the process and began its outputs.
+      const std::string by = s->signal.empty() ? "" : fmt::format(" after a {} line", t(s->signal));
       if (s->ended)
-        out += fmt::format("ends with its exit line at {:.1f} s\n", secs);
+        out += fmt::format("ends with its exit line at {:.1f} s{}\n", secs, by);
+      else if (!s->signal.empty())
+        out += fmt::format("stops at {:.1f} s{}: {} ended the process before its report was written\n", secs, by,
+                           t(s->signal));
       else
         out += fmt::format("stops at {:.1f} s without an exit line: the process was killed (SIGKILL) or is still "
                            "running\n", secs);

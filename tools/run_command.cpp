@@ -2,7 +2,10 @@
 #include "tools/run_command.h"
 
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -30,6 +33,102 @@ std::string locate_shim() {
   }
   return "";
 }
+
+namespace {
+
+// The job's process group (its first process's pid), for the forwarding handler.
+volatile sig_atomic_t g_job_group = 0;
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kLeftoverWaitMs = 5000;  // how long the job's other processes get once its first one ended
+
+// SIGINT, SIGTERM or SIGHUP sent to the wrapper (Ctrl-C in a terminal where the job is not
+// the foreground group, `kill <wrapper>`, a closed terminal, Slurm's or Kubernetes' stop):
+// passed to every process of the job, as `nsys profile` does; the wrapper itself goes on,
+// waits for them and prints the summary. Async-signal-safe.
+void forward_to_job(int sig) {
+  const int saved = errno;
+  if (const pid_t group = g_job_group; group > 0) kill(-group, sig);
+  errno = saved;
+}
+
+void set_action(int sig, void (*handler)(int)) {
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
+// The terminal the job reads from, when the wrapper is its foreground process group: the
+// job then gets it (tcsetpgrp), so that Ctrl-C and Ctrl-Z reach the job's processes once,
+// from the terminal, and the wrapper is left out. -1 when there is none.
+int foreground_terminal() {
+  if (!isatty(STDIN_FILENO)) return -1;
+  return tcgetpgrp(STDIN_FILENO) == getpgrp() ? STDIN_FILENO : -1;
+}
+
+// In the child, before exec: the job's own process group, the terminal when the wrapper
+// had it, the death of the wrapper (even SIGKILL) sent on as SIGTERM, default actions.
+void enter_job_group(int tty, pid_t wrapper) {
+  setpgid(0, 0);
+  if (tty >= 0) {
+    set_action(SIGTTOU, SIG_IGN);  // a background group may not take the terminal otherwise
+    tcsetpgrp(tty, getpid());
+  }
+  for (const int sig : kForwarded) set_action(sig, SIG_DFL);
+  set_action(SIGTTOU, SIG_DFL);
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != wrapper) raise(SIGTERM);  // the wrapper died before the line above
+}
+
+long monotonic_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+// Waits for the job's first process and returns its wait status. A stop of it (Ctrl-Z)
+// stops the wrapper too, with the terminal given back, and a continue resumes the job. The
+// wrapper is the job's subreaper (PR_SET_CHILD_SUBREAPER): processes of the job whose
+// parent ended come to it, and are reaped here as they end.
+int wait_for_job(pid_t child, int tty) {
+  int status = 0;
+  for (;;) {
+    int st = 0;
+    const pid_t w = waitpid(-1, &st, WUNTRACED);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return status;  // ECHILD: not ours any more (cannot happen for a child we did not wait for)
+    }
+    if (w != child) continue;  // another process of the job, reaped
+    if (WIFSTOPPED(st)) {
+      if (tty >= 0) tcsetpgrp(tty, getpgrp());
+      kill(getpid(), SIGSTOP);  // the shell sees its job stopped; `fg` continues us
+      if (tty >= 0) tcsetpgrp(tty, child);
+      kill(-child, SIGCONT);
+      continue;
+    }
+    return st;
+  }
+}
+
+// After the job's first process ended: the job's other processes (children that outlived
+// it, the ones a forwarded signal also ends) finish writing their reports. Reaps them and
+// waits until the job's process group is empty or kLeftoverWaitMs passed; returns true
+// when some are still running then (a process that left the group, a daemon, is not waited for).
+bool wait_for_leftovers(pid_t group) {
+  const long until = monotonic_ms() + kLeftoverWaitMs;
+  for (;;) {
+    int st = 0;
+    while (waitpid(-1, &st, WNOHANG) > 0) {
+    }
+    if (kill(-group, 0) != 0) return false;
+    if (monotonic_ms() >= until) return true;
+    const timespec tick{0, 10 * 1000 * 1000};
+    nanosleep(&tick, nullptr);
+  }
+}
+
+}  // namespace
 
 int run_command(const RunOptions& opts) {
   if (opts.command.empty()) {
@@ -72,12 +171,20 @@ int run_command(const RunOptions& opts) {
       }
     }
   }
+  // The job runs in its own process group, so that a signal can reach all of it and
+  // nothing else (the script or shell that started us shares our group).
+  const int tty = foreground_terminal();
+  const pid_t wrapper = getpid();
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  for (const int sig : kForwarded) set_action(sig, forward_to_job);
+  if (tty >= 0) set_action(SIGTTOU, SIG_IGN);  // to take the terminal back from the job
   const pid_t child = fork();
   if (child < 0) {
     fmt::print(stderr, "cudashim run: fork failed: {}\n", std::strerror(errno));
     return 127;
   }
   if (child == 0) {
+    enter_job_group(tty, wrapper);
     setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("CUDASHIM_OUT", out.c_str(), 1);
     std::vector<char*> argv;
@@ -87,9 +194,14 @@ int run_command(const RunOptions& opts) {
     fmt::print(stderr, "cudashim run: cannot start '{}': {}\n", opts.command[0], std::strerror(errno));
     _exit(127);
   }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  setpgid(child, child);  // also here: whichever of the two runs first
+  g_job_group = child;
+  if (tty >= 0) tcsetpgrp(tty, child);
+  const int status = wait_for_job(child, tty);
+  const bool left = wait_for_leftovers(child);
+  if (tty >= 0) tcsetpgrp(tty, getpgrp());
+  g_job_group = 0;
+  for (const int sig : kForwarded) set_action(sig, SIG_DFL);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   if (!opts.quiet) {
     std::vector<std::string> problems;
@@ -100,6 +212,9 @@ int run_command(const RunOptions& opts) {
       fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
     fmt::print(stderr, "{}{}", render_summary(reports, color), compare_ranks(reports).text);
     for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
+    if (left)
+      fmt::print(stderr, "warning: processes of the job (process group {}) were still running {} s after it ended; "
+                         "their reports are not in this summary\n", child, kLeftoverWaitMs / 1000);
     fmt::print(stderr, "command exited with {}\n", code);
   }
   return code;

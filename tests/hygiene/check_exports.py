@@ -12,7 +12,7 @@ lib, cli = sys.argv[1], sys.argv[2]
 out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
 exported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
 hooks = set(subprocess.run([cli, "hooks", "--names"], check=True, capture_output=True, text=True).stdout.split())
-allowed = hooks | {"dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym", "_exit", "_Exit"} | {
+allowed = hooks | {"dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym", "_exit", "_Exit", "kill"} | {
     "execve", "execv", "execvp", "execvpe", "fexecve", "execl", "execlp", "execle"} | {
     "cudashim_version", "cudashim_write_report", "cudashim_api_calls",
     "cudashim_set_call_sites"}

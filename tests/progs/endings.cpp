@@ -16,9 +16,27 @@
 //                  "sh", "-c", "exit 7"): the new image makes no CUDA call
 //   pthread_exit_worker  one thread calls hooks forever; "ready"; the main thread calls
 //                  pthread_exit(0); the harness sends SIGTERM
+//   chain          100 rounds, then the program installs its own SIGTERM handler, which
+//                  chains to the one it replaced unless that was SIG_DFL or SIG_IGN (the
+//                  usual shape); "ready"; the harness sends SIGTERM; the handler sets a flag
+//                  and main returns 0 (issue 22.7: the shim's handler, chained to, killed it)
+//   altstack       the program's own SIGSEGV handler (SA_SIGINFO | SA_ONSTACK | SA_RESETHAND,
+//                  an alternate stack), set before any CUDA call; 100 rounds (the shim
+//                  installs its crash handler over it, chaining); then a stack overflow.
+//                  The handler checks it runs on the alternate stack with SIGSEGV reset to
+//                  SIG_DFL, says so, and _exit(3)s
+//   normal         100 rounds, then main returns 0
+//   quick_exit     100 rounds, then quick_exit(8) (at_quick_exit handlers, then _exit)
+//   abort          100 rounds, then abort()
+//   segv, bus, fpe, ill  100 rounds, then a real fault: a null write, a read past the end
+//                  of a file mapping, an integer division by zero, an undefined instruction
+//   exit_sweep T   T threads call hooks forever; main makes 200 rounds, says "exiting" and
+//                  returns 0: the harness sends SIGTERM at a random delay into the exit path
 #include <pthread.h>
 #include <cerrno>
+#include <cstring>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -89,6 +107,40 @@ void own_handler(int) {
   exit(4);  // a normal exit: the shim's destructor writes the report
 }
 
+struct sigaction g_replaced {};
+volatile sig_atomic_t g_term_seen = 0;
+
+// The usual chaining handler: do our part, then call what was there unless it was a default.
+void chaining_handler(int sig, siginfo_t* info, void* ctx) {
+  g_term_seen = 1;
+  if ((g_replaced.sa_flags & SA_SIGINFO) != 0) {
+    if (g_replaced.sa_sigaction != nullptr) g_replaced.sa_sigaction(sig, info, ctx);
+  } else if (g_replaced.sa_handler != SIG_DFL && g_replaced.sa_handler != SIG_IGN) {
+    g_replaced.sa_handler(sig);
+  }
+}
+
+void altstack_handler(int, siginfo_t*, void*) {
+  stack_t now {};
+  sigaltstack(nullptr, &now);
+  struct sigaction cur {};
+  sigaction(SIGSEGV, nullptr, &cur);
+  const bool on_alt = (now.ss_flags & SS_ONSTACK) != 0;
+  const bool reset = cur.sa_handler == SIG_DFL;  // SA_RESETHAND: the kernel resets the handler, not the flags
+  const char* msg = on_alt && reset ? "endings: overflow handled on the alternate stack, SIGSEGV reset\n"
+                    : on_alt        ? "endings: on the alternate stack, but SIGSEGV was not reset (SA_RESETHAND)\n"
+                                    : "endings: the handler is not on the alternate stack\n";
+  (void)!write(2, msg, std::strlen(msg));
+  _exit(on_alt && reset ? 3 : 4);
+}
+
+__attribute__((noinline)) int overflow(int depth) {
+  if (depth < 0) return 0;  // never: keeps the compiler from calling the recursion infinite
+  volatile char frame[4096];
+  frame[depth % sizeof frame] = static_cast<char>(depth);
+  return overflow(depth + 1) + frame[0];
+}
+
 bool sigterm_is(void (*handler)(int)) {
   struct sigaction cur {};
   sigaction(SIGTERM, nullptr, &cur);
@@ -132,6 +184,67 @@ int main(int argc, char** argv) {
     usleep(300000);
     say("ready");
     pthread_exit(nullptr);
+  }
+  if (!std::strcmp(mode, "chain")) {
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    usleep(300000);  // the shim's flush thread is up and has looked at SIGTERM
+    struct sigaction sa {};
+    sa.sa_sigaction = chaining_handler;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, &g_replaced);
+    say("ready");
+    while (!g_term_seen) round(c);
+    round(c);
+    say("SIGTERM handled, leaving normally");
+    return 0;
+  }
+  if (!std::strcmp(mode, "normal") || !std::strcmp(mode, "quick_exit") || !std::strcmp(mode, "abort") ||
+      !std::strcmp(mode, "segv") || !std::strcmp(mode, "bus") || !std::strcmp(mode, "fpe") || !std::strcmp(mode, "ill")) {
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    if (!std::strcmp(mode, "quick_exit")) quick_exit(8);
+    if (!std::strcmp(mode, "abort")) abort();
+    if (!std::strcmp(mode, "segv")) *static_cast<volatile int*>(nullptr) = 1;
+    if (!std::strcmp(mode, "fpe")) {
+      volatile int one = 1, zero = 0;  // both volatile: GCC turns 1 / x into compares, no idiv
+      volatile int quotient = one / zero;
+      (void)quotient;
+    }
+    if (!std::strcmp(mode, "ill")) __builtin_trap();  // ud2 on x86-64: SIGILL
+    if (!std::strcmp(mode, "bus")) {
+      FILE* f = std::tmpfile();
+      void* m = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fileno(f), 0);  // an empty file: no page behind it
+      if (m == MAP_FAILED) return 1;
+      return *static_cast<volatile char*>(m);
+    }
+    return !std::strcmp(mode, "normal") ? 0 : 1;
+  }
+  if (!std::strcmp(mode, "altstack")) {
+    static char alt[1 << 16];
+    stack_t ss{};
+    ss.ss_sp = alt;
+    ss.ss_size = sizeof alt;
+    sigaltstack(&ss, nullptr);
+    struct sigaction sa {};
+    sa.sa_sigaction = altstack_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, nullptr);
+    const Calls c = resolve();
+    for (int i = 0; i < 100; ++i) round(c);
+    return overflow(0);
+  }
+  if (!std::strcmp(mode, "exit_sweep")) {
+    static const Calls c = resolve();
+    for (int t = 0; t < threads; ++t)
+      std::thread([] {
+        for (;;) round(c);
+      }).detach();
+    for (int i = 0; i < 200; ++i) round(c);
+    say("exiting");
+    return 0;
   }
   if (!std::strcmp(mode, "nocuda")) {
     say("ready");
