@@ -183,20 +183,26 @@ void add_resolution_evidence(const Resolution& r, std::vector<std::string>& out)
 bool in_stubs_folder(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
 
 // Whether `path` lies inside NVIDIA's or a framework's own package of a Python environment
-// (site-packages/nvidia, torch, triton, jaxlib, jax_plugins, cupy, ...): files the user installs
-// with pip but cannot change.
-bool in_vendor_package(const std::string& path) {
+// (nvidia, torch, triton, jaxlib, jax_plugins, cupy, ... right below a folder named site-packages
+// or dist-packages, or below one of `site_roots`, the scanned folders that look like one): files
+// the user installs with pip but cannot change.
+bool in_vendor_package(const std::string& path, const std::vector<fs::path>& site_roots) {
   static constexpr const char* kPackages[] = {"nvidia", "torch", "triton", "jaxlib", "jax_plugins", "jax", "cupy", "cupy_backends",
                                               "tensorrt", "tensorrt_libs"};
+  auto vendor = [](const std::string& name) {
+    for (const char* pkg : kPackages)
+      if (name == pkg || name.rfind(std::string(pkg) + "_", 0) == 0) return true;
+    return false;
+  };
   const fs::path p = fs::absolute(path).lexically_normal();
+  for (const auto& root : site_roots) {
+    const fs::path rel = p.lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != ".." && *rel.begin() != ".") return vendor(rel.begin()->string());
+  }
   bool after_site = false;
   for (const auto& part : p) {
     const std::string name = part.string();
-    if (after_site) {
-      for (const char* pkg : kPackages)
-        if (name == pkg || name.rfind(std::string(pkg) + "_", 0) == 0) return true;
-      return false;
-    }
+    if (after_site) return vendor(name);
     after_site = name == "site-packages" || name == "dist-packages";
   }
   return false;
@@ -425,6 +431,12 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   report.sm_source = sm_source;
   std::vector<DoctorFinding>& findings = report.findings;
   std::vector<FrameworkInfo> frameworks = find_frameworks(paths);
+  std::vector<fs::path> site_roots;  // the scanned folders that look like a site-packages
+  for (const auto& p : paths)
+    if (is_dir(p) && looks_like_site_packages(p)) {
+      fs::path root = fs::absolute(p).lexically_normal();
+      site_roots.push_back(root.filename().empty() ? root.parent_path() : root);  // "sp/" as "sp"
+    }
   // Every unresolved DT_NEEDED of the scanned files, by name: who needs it and how it was searched.
   std::map<std::string, std::pair<std::vector<std::string>, Resolution>> missing;
   std::vector<std::string> problems;
@@ -650,7 +662,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     bool all_vendor = true;
     for (auto i : items) {
       f.evidence.push_back(line(i));
-      all_vendor = all_vendor && in_vendor_package(report.libraries[i].path);
+      all_vendor = all_vendor && in_vendor_package(report.libraries[i].path, site_roots);
     }
     f.vendor_internal = all_vendor;  // copies that NVIDIA's and the frameworks' wheels bring along
     findings.push_back(std::move(f));
@@ -780,7 +792,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
 
   // What NVIDIA's and the frameworks' own files carry for other GPUs is no one's to fix here.
   for (auto& f : findings)
-    if ((f.id == FindingId::fatbin_no_sass || f.id == FindingId::fatbin_mostly_other_archs) && in_vendor_package(f.subject))
+    if ((f.id == FindingId::fatbin_no_sass || f.id == FindingId::fatbin_mostly_other_archs) && in_vendor_package(f.subject, site_roots))
       f.vendor_internal = true;
 
   if (sm_source == "assumed") {
