@@ -213,6 +213,31 @@ TEST_CASE("doctor: architectures in numeric order", "[doctor][env]") {
   CHECK(r.libraries[0].coverage->sass_archs == std::vector<std::string>{"sm_50", "sm_90", "sm_100", "sm_120"});
 }
 
+TEST_CASE("doctor: JAX and CuPy are found by their dist-info", "[doctor][env]") {
+  TempDir t;
+  const fs::path sp = t / "site-packages";
+  for (const char* d : {"jax-0.4.30.dist-info", "jax_cuda12_plugin-0.4.30.dist-info", "cupy_cuda12x-13.4.0.dist-info"}) {
+    fs::create_directories(sp / d);
+    write_text(sp / d / "METADATA", std::string("Metadata-Version: 2.1\nName: x\nVersion: ") +
+                                        (std::string(d).rfind("cupy", 0) == 0 ? "13.4.0" : "0.4.30") + "\n");
+  }
+  const auto found = find_frameworks({sp.string()});
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].name == "jax");
+  CHECK(found[0].version == "0.4.30");
+  CHECK(found[0].cuda == "12");
+  CHECK(found[0].cuda_source == "dist-info name (jax-cuda12-plugin)");
+  CHECK(found[1].name == "cupy");
+  CHECK(found[1].version == "13.4.0");
+  CHECK(found[1].cuda == "12");
+  const Headline h = make_headline(found, {}, "535.104.05", "--driver-version");
+  CHECK(h.subject == "jax 0.4.30");
+  CHECK(h.driver_needed == "525.60.13");
+  CHECK(h.driver_full.empty());  // a major only: no release to name
+  CHECK(h.verdict == DriverVerdict::ok);
+  CHECK(headline_text(h).find("  also: cupy 13.4.0 (CUDA 12)\n") != std::string::npos);
+}
+
 TEST_CASE("doctor: framework metadata", "[doctor][env]") {
   CHECK(torch_version_py_cuda("__version__ = '2.10.0'\ncuda: Optional[str] = '12.8'\n") == "12.8");
   CHECK(torch_version_py_cuda("cuda = None\n") == "");
