@@ -92,6 +92,10 @@ REALBIN_WHEELS=(
   "nvidia-nvjitlink-cu12==12.1.105=nvjitlink121"   # 20 MB
   "nvidia-cuda-cuobjdump==13.2.51=cuobjdump"       # 0.3 MB: nvidia/cu13/bin/cuobjdump
 )
+# tests/cli/doctor_env.py (doctor on a Python environment) needs no wheel of its own: it builds
+# its venv from the CUDA 12.9 runtime wheel above (.deps/cu129, 3 MB, always fetched) and
+# stand-ins for torch's metadata and libtorch_cuda.so; a real torch wheel (about 900 MB with
+# its NVIDIA wheels) would add nothing doctor reads.
 if ((TESTS)); then
   for entry in "${REALBIN_WHEELS[@]}"; do
     fetch_wheel "${entry%=*}" "realbin/${entry##*=}"

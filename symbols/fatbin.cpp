@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <tuple>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -142,6 +144,18 @@ std::uint64_t parse_container(const std::uint8_t* data, std::size_t size, std::u
 }
 
 }  // namespace
+
+bool arch_less(const std::string& a, const std::string& b) {
+  auto split = [](const std::string& s) {
+    std::size_t i = 0;
+    while (i < s.size() && !std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t j = i;
+    long number = 0;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j])) && j - i < 9) number = number * 10 + (s[j++] - '0');
+    return std::make_tuple(s.substr(0, i), j > i ? number : -1L, s.substr(j));
+  };
+  return split(a) < split(b);
+}
 
 std::string FatbinEntry::arch_name() const {
   const std::string n = std::to_string(sm_arch) + (arch_specific ? "a" : "");
@@ -313,6 +327,8 @@ Coverage coverage_for(const Fatbin& fatbin, int sm, FatbinSource source) {
   cov.kind = cov.containers_sass > 0 ? CoverageKind::sass : cov.containers_ptx_only > 0 ? CoverageKind::ptx_jit : CoverageKind::none;
   cov.sass_archs.assign(sass.begin(), sass.end());
   cov.ptx_archs.assign(ptx.begin(), ptx.end());
+  std::sort(cov.sass_archs.begin(), cov.sass_archs.end(), arch_less);
+  std::sort(cov.ptx_archs.begin(), cov.ptx_archs.end(), arch_less);
   if (best_sass != nullptr) cov.best_sass = best_sass->arch_name();
   if (best_ptx != nullptr) cov.best_ptx = best_ptx->arch_name();
   return cov;
@@ -359,6 +375,7 @@ FatbinBytes fatbin_bytes(const Fatbin& fatbin, int sm, FatbinSource source) {
     a.arch = name;
     out.archs.push_back(std::move(a));
   }
+  std::sort(out.archs.begin(), out.archs.end(), [](const ArchBytes& x, const ArchBytes& y) { return arch_less(x.arch, y.arch); });
   return out;
 }
 

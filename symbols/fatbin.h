@@ -94,8 +94,8 @@ struct Coverage {
   int containers_ptx_only = 0;             // no such cubin, but PTX the driver can JIT for `sm`
   int containers_none = 0;                 // neither
   std::uint64_t ptx_jit_bytes = 0;         // uncompressed PTX the ptx-only containers JIT
-  std::vector<std::string> sass_archs;     // distinct cubin arch names in the file, sorted
-  std::vector<std::string> ptx_archs;      // distinct PTX arch names in the file, sorted
+  std::vector<std::string> sass_archs;     // distinct cubin arch names in the file, in arch_less order
+  std::vector<std::string> ptx_archs;      // distinct PTX arch names in the file, in arch_less order
   std::string best_sass;                   // the cubin arch chosen for `sm`, "" if none
   std::string best_ptx;                    // the PTX arch JIT-compiled, "" if none or unused
 };
@@ -107,12 +107,17 @@ bool cubin_runs_on(const FatbinEntry& entry, int sm);
 // Can the driver JIT PTX `entry` for `sm`? Virtual arch <= sm (compute_90a: on 9.0 only).
 bool ptx_jits_for(const FatbinEntry& entry, int sm);
 
+// Architecture names in numeric order: "sm_50" < "sm_90" < "sm_90a" < "sm_100" < "sm_120"; the
+// prefix ("compute_", "lto_", "sm_") first, as text, then the number, then the suffix.
+bool arch_less(const std::string& a, const std::string& b);
+
 // Which containers coverage_for looks at: those the CUDA runtime registers (.nv_fatbin),
 // those a library embeds and loads itself, or both.
 enum class FatbinSource { all, registered, embedded };
 
 // Coverage of compute capability `sm` (major*10+minor, e.g. 90, 86, 120) by `fatbin`.
 // Entries known to hold no kernel are left out: a container with only those is "empty".
+// The SASS and PTX architecture lists are in arch_less order.
 Coverage coverage_for(const Fatbin& fatbin, int sm, FatbinSource source = FatbinSource::all);
 
 // Device-code bytes of one architecture name ("sm_90", "compute_90", "lto_90", ...) in a fatbin,
@@ -130,7 +135,7 @@ struct ArchBytes {
 
 struct FatbinBytes {
   int sm = 0;
-  std::vector<ArchBytes> archs;            // sorted by arch name
+  std::vector<ArchBytes> archs;            // in arch_less order
   std::uint64_t stored_bytes = 0, uncompressed_bytes = 0;            // every entry
   std::uint64_t sass_stored_bytes = 0, ptx_stored_bytes = 0;         // cubins, PTX (LTO-IR in neither)
   std::uint64_t used_stored_bytes = 0, used_uncompressed_bytes = 0;  // entries used on `sm`

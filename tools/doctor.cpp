@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "tools/doctor.h"
+#include "tools/input_files.h"
 
 namespace cudashim::tools {
 namespace {
@@ -67,6 +68,22 @@ int parse_compute_capability(const std::string& text) {
 }
 
 int run_doctor(const DoctorOptions& options) {
+  // Bad input is a usage error (exit 3, as `cudashim report`), never a finding: a mistyped path,
+  // or something that is neither a folder nor a regular file (a FIFO would block the read).
+  for (const auto& path : options.paths) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) continue;
+    std::string why;
+    if (!InputFile::open(path, why)) {
+      fmt::print(stderr, "doctor: {}: {}; pass an ELF file, a folder or a site-packages folder\n", shown(path), why);
+      return 3;
+    }
+  }
+  if (!options.driver_version.empty() && !symbols::parse_driver_version(options.driver_version)) {
+    fmt::print(stderr, "doctor: --driver-version {}: expected a driver release such as 535.104.05 or 580.95\n",
+               shown(options.driver_version));
+    return 3;
+  }
   symbols::SearchEnv env;
   if (options.ld_library_path) {
     env.ld_library_path = *options.ld_library_path;
@@ -111,6 +128,7 @@ int run_doctor(const DoctorOptions& options) {
   host.gpu_name = smi.name;
   host.getenv = [](const char* name) -> const char* { return std::getenv(name); };
   host.jobs = options.jobs;
+  host.driver_version = options.driver_version;
   // Where forward-compatibility packages put their libcuda (cuda-compat-<major>-<minor>).
   std::error_code ec;
   for (std::filesystem::directory_iterator it("/usr/local", ec), end; !ec && it != end; it.increment(ec)) {
@@ -126,7 +144,7 @@ int run_doctor(const DoctorOptions& options) {
     std::cout << render_doctor_json(report);
   } else {
     const bool color = isatty(1) != 0 && std::getenv("NO_COLOR") == nullptr;
-    std::cout << render_doctor_text(report, color);
+    std::cout << render_doctor_text(report, color, options.verbose);
   }
   std::cout.flush();
   return report.exit_code();

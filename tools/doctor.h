@@ -14,6 +14,8 @@
 #include "symbols/driver_bridge.h"
 #include "symbols/loader_search.h"
 #include "symbols/triton_toolchain.h"
+#include "tools/doctor_framework.h"
+#include "tools/doctor_headline.h"
 
 namespace cudashim::tools {
 
@@ -28,6 +30,21 @@ struct DoctorOptions {
   std::string driver_version_file = "/proc/driver/nvidia/version";
   std::string mountinfo_file = "/proc/self/mountinfo";
   int jobs = 0;  // files examined at once; 0 = one per core (at most 16)
+  bool verbose = false;        // also show the notes inside NVIDIA's and the frameworks' own files
+  std::string driver_version;  // "535.104.05": the driver to check against; "" = the version file's
+};
+
+// A finding of the scan, with what doctor adds to its table row.
+struct DoctorFinding : Finding {
+  DoctorFinding(Finding f) : Finding(std::move(f)) {}  // NOLINT(google-explicit-constructor): every check returns a Finding
+  // Seen inside NVIDIA's or a framework's own files (site-packages/nvidia, torch, triton, ...),
+  // where the user can change nothing: an info, shown only with --verbose, never an exit code.
+  bool vendor_internal = false;
+  // The exact fix the environment's metadata gives (pip install "nvidia-nvshmem-cu12==3.3.20");
+  // "" = the table's generic one.
+  std::string exact_fix;
+  Severity severity() const { return vendor_internal ? Severity::info : info().severity; }
+  const char* fix() const { return exact_fix.empty() ? info().fix : exact_fix.c_str(); }
 };
 
 // What doctor sees of the host besides the scanned files: the driver bridge and Triton's
@@ -41,6 +58,7 @@ struct HostFacts {
   std::vector<std::string> driver_folders;  // more folders to look for libcuda copies (compat/ ones)
   std::function<const char*(const char*)> getenv;  // TRITON_* variables; empty = none set
   int jobs = 0;                     // as DoctorOptions::jobs
+  std::string driver_version;       // --driver-version: overrides the kernel module's version file
 };
 
 // A version and where it was read from.
@@ -56,11 +74,12 @@ struct LibraryReport {
   std::string soname;
   std::optional<symbols::CudaLibraryName> cuda;  // set for a CUDA-family library
   LibraryVersion version;
+  std::vector<std::string> identical_copies;  // other paths with the same size and content, merged into this row
   std::vector<symbols::Resolution> cuda_needed;  // how the loader finds its CUDA-family DT_NEEDED
   std::optional<symbols::Coverage> coverage;     // of the .nv_fatbin the CUDA runtime registers
   std::optional<symbols::Coverage> embedded_coverage;  // of fatbins embedded elsewhere (cuFFT's)
   std::size_t fatbin_entries = 0;
-  std::vector<std::string> fatbin_arch_counts;   // "sm_90 221", "compute_120 287", "embedded sm_90 393", ... sorted
+  std::vector<std::string> fatbin_arch_counts;   // "sm_90 221", "compute_120 287", "embedded sm_90 393", ... numeric order
   int fatbin_embedded_containers = 0;            // containers found outside .nv_fatbin
   std::optional<symbols::FatbinBytes> fatbin_bytes;  // bytes of every container, embedded ones included
   std::optional<symbols::FatbinBytes> fatbin_registered_bytes;  // .nv_fatbin only (what cuobjdump lists)
@@ -88,7 +107,8 @@ struct DoctorReport {
   std::vector<LibraryReport> libraries;
   std::vector<TritonSummary> tritons;
   DriverSummary driver;
-  std::vector<Finding> findings;  // sorted: errors, warnings, info
+  Headline headline;  // the framework, the CUDA it was built for, the driver it needs and the one present
+  std::vector<DoctorFinding> findings;  // sorted: errors, warnings, info (vendor-internal ones count as info)
   // 2 with an error, 1 with a warning, else 0.
   int exit_code() const;
 };
@@ -97,7 +117,7 @@ struct DoctorReport {
 using DoctorProgress = std::function<void(std::size_t i, std::size_t n, const std::string& path)>;
 
 // The ELF files `paths` stand for: files as given, folders walked recursively (*.so* and
-// executables), site-packages folders narrowed to torch/lib and nvidia/*/lib. Paths that do
+// executables), site-packages folders narrowed to torch/lib, nvidia/*/lib and triton/backends/nvidia/lib. Paths that do
 // not exist or are not ELF land in `problems`. Sorted, one per real file.
 std::vector<std::string> collect_elf_files(const std::vector<std::string>& paths, std::vector<std::string>& problems);
 
@@ -112,10 +132,12 @@ LibraryVersion library_version(const std::string& path, const std::string& real_
 DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source,
                       const symbols::SearchEnv& env, const DoctorProgress& progress = {}, const HostFacts& host = {});
 
-// The human report: findings grouped by severity, each with its fix, then the libraries.
-std::string render_doctor_text(const DoctorReport& report, bool color);
+// The human report: the headline, findings grouped by severity, each with its fix, then the
+// libraries. Vendor-internal findings only when `verbose` (else one line counts them).
+std::string render_doctor_text(const DoctorReport& report, bool color, bool verbose = false);
 
-// The JSON report (schema: {"sm", "sm_source", "summary", "findings", "libraries"}).
+// The JSON report (schema: {"headline", "sm", "sm_source", "summary", "findings", "libraries"};
+// every finding, vendor-internal ones with "vendor_internal": true and severity "info").
 std::string render_doctor_json(const DoctorReport& report);
 
 // A compute capability as doctor takes it: "90", "9.0", "sm_90", "sm_90a", "compute_90" -> 90;
@@ -123,7 +145,8 @@ std::string render_doctor_json(const DoctorReport& report);
 int parse_compute_capability(const std::string& text);
 
 // `cudashim doctor`: prints the report; returns the exit code (0 clean, 1 warnings, 2 errors,
-// 3 for a bad --sm).
+// 3 for bad input: a path that does not exist or is no file or folder (a FIFO is refused from
+// its stat, never opened), a bad --sm or --driver-version).
 int run_doctor(const DoctorOptions& options);
 
 }  // namespace cudashim::tools

@@ -27,24 +27,47 @@ nlohmann::json resolution_json(const Resolution& r) {
   return {{"name", r.name}, {"path", r.path}, {"reason", reason_name(r.reason)}, {"from", r.from}, {"tried", tried}};
 }
 
+nlohmann::json headline_json(const Headline& h) {
+  nlohmann::json frameworks = nlohmann::json::array();
+  for (const auto& f : h.frameworks)
+    frameworks.push_back({{"name", f.name},
+                          {"version", f.version},
+                          {"cuda", f.cuda},
+                          {"cuda_source", f.cuda_source},
+                          {"site_packages", f.site_packages}});
+  return {{"subject", h.subject},         {"cuda", h.cuda},
+          {"cuda_source", h.cuda_source}, {"driver_needed", h.driver_needed},
+          {"driver_full", h.driver_full}, {"driver", h.driver},
+          {"driver_source", h.driver_source}, {"verdict", verdict_name(h.verdict)},
+          {"frameworks", frameworks}};
+}
+
 }  // namespace
 
-std::string render_doctor_text(const DoctorReport& report, bool color) {
-  std::string out;
+std::string render_doctor_text(const DoctorReport& report, bool color, bool verbose) {
+  std::string out = headline_text(report.headline);
   const char* reset = color ? "\033[0m" : "";
-  int counts[3] = {0, 0, 0};
-  for (const auto& f : report.findings) ++counts[static_cast<int>(f.info().severity)];
+  int counts[3] = {0, 0, 0}, hidden = 0;
+  for (const auto& f : report.findings) {
+    if (f.vendor_internal && !verbose)
+      ++hidden;
+    else
+      ++counts[static_cast<int>(f.severity())];
+  }
   out += fmt::format("cudashim doctor: {} files, GPU sm_{} ({}): {} errors, {} warnings, {} notes\n",
                      report.libraries.size(), report.sm, report.sm_source, counts[2], counts[1], counts[0]);
+  if (hidden > 0)
+    out += fmt::format("({} more notes inside NVIDIA's and the frameworks' own files, nothing to act on: --verbose shows them)\n",
+                       hidden);
   for (Severity sev : {Severity::error, Severity::warning, Severity::info}) {
     if (counts[static_cast<int>(sev)] == 0) continue;
     static constexpr const char* kTitles[] = {"NOTES", "WARNINGS", "ERRORS"};
     out += fmt::format("\n{}{}{}\n", color ? color_of(sev) : "", kTitles[static_cast<int>(sev)], reset);
     for (const auto& f : report.findings) {
-      if (f.info().severity != sev) continue;
-      out += fmt::format("  [{}] {}\n", f.info().name, f.message);
+      if (f.severity() != sev || (f.vendor_internal && !verbose)) continue;
+      out += fmt::format("  [{}] {}{}\n", f.info().name, f.message, f.vendor_internal ? " (inside a vendor's own file)" : "");
       for (const auto& e : f.evidence) out += fmt::format("      {}\n", e);
-      out += fmt::format("    fix: {}\n", f.info().fix);
+      out += fmt::format("    fix: {}\n", f.fix());
     }
   }
   bool header = false;
@@ -56,6 +79,7 @@ std::string render_doctor_text(const DoctorReport& report, bool color) {
                                               lib.version.version.empty() ? "?" : lib.version.version, lib.version.source)
                                 : std::string("uses CUDA");
     out += fmt::format("  {}: {}\n", lib.path, what);
+    for (const auto& copy : lib.identical_copies) out += fmt::format("      identical copy: {}\n", copy);
     auto coverage_line = [&](const char* what, const Coverage& c) {
       if (c.containers == 0) {
         out += fmt::format("      {}: no kernels ({} containers, all empty)\n", what, c.containers_empty);
@@ -81,19 +105,21 @@ std::string render_doctor_text(const DoctorReport& report, bool color) {
 
 std::string render_doctor_json(const DoctorReport& report) {
   nlohmann::json findings = nlohmann::json::array();
-  int counts[3] = {0, 0, 0};
+  int counts[3] = {0, 0, 0}, hidden = 0;
   for (const auto& f : report.findings) {
-    ++counts[static_cast<int>(f.info().severity)];
+    ++counts[static_cast<int>(f.severity())];
+    hidden += f.vendor_internal ? 1 : 0;
     findings.push_back({{"id", f.info().name},
-                        {"severity", severity_name(f.info().severity)},
+                        {"severity", severity_name(f.severity())},
+                        {"vendor_internal", f.vendor_internal},
                         {"subject", f.subject},
                         {"message", f.message},
                         {"evidence", f.evidence},
-                        {"fix", f.info().fix}});
+                        {"fix", f.fix()}});
   }
   nlohmann::json libs = nlohmann::json::array();
   for (const auto& lib : report.libraries) {
-    nlohmann::json j = {{"path", lib.path}, {"real_path", lib.real_path}, {"soname", lib.soname}};
+    nlohmann::json j = {{"path", lib.path}, {"real_path", lib.real_path}, {"soname", lib.soname}, {"identical_copies", lib.identical_copies}};
     if (lib.cuda) {
       j["family"] = lib.cuda->family;
       j["major"] = lib.cuda->major;
@@ -154,9 +180,10 @@ std::string render_doctor_json(const DoctorReport& report) {
   }
   nlohmann::json doc = {{"tool", "cudashim doctor"},
                         {"version", 1},
+                        {"headline", headline_json(report.headline)},
                         {"sm", report.sm},
                         {"sm_source", report.sm_source},
-                        {"summary", {{"errors", counts[2]}, {"warnings", counts[1]}, {"info", counts[0]}, {"exit_code", report.exit_code()}}},
+                        {"summary", {{"errors", counts[2]}, {"warnings", counts[1]}, {"info", counts[0]}, {"vendor_internal", hidden}, {"exit_code", report.exit_code()}}},
                         {"findings", findings},
                         {"libraries", libs}};
   nlohmann::json tritons = nlohmann::json::array();

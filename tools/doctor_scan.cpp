@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "symbols/bounded_read.h"
 #include "symbols/version_check.h"
 #include "tools/doctor.h"
 
@@ -27,10 +28,14 @@ constexpr std::size_t kMaxWalkEntries = 500000;  // folder entries visited in on
 constexpr std::size_t kMaxElfFiles = 50000;
 constexpr std::size_t kMaxEvidence = 12;         // lines of one list in one finding
 
+// Whether `p` is a regular file that starts like ELF. Never opens a FIFO or a device (bounded_read.h).
 bool has_elf_magic(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
+  const OpenedFile f = open_regular(p.c_str());
+  if (f.fd < 0) return false;
   char magic[4] = {};
-  return in.read(magic, 4) && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  const bool elf = pread(f.fd, magic, 4, 0) == 4 && magic[0] == 0x7f && magic[1] == 'E' && magic[2] == 'L' && magic[3] == 'F';
+  close(f.fd);
+  return elf;
 }
 
 bool is_dir(const fs::path& p) {
@@ -134,8 +139,11 @@ LibraryVersion version_with(const std::string& path, const std::string& real_pat
   if (auto real = classify_cuda_library(fs::path(real_path).filename().string());
       real && real->version.find('.') != std::string::npos)
     return {real->version, "file name"};
+  // Only an NVIDIA wheel's version is the library's: a copy bundled in another package (Triton's
+  // cupti) carries that package's version, which says nothing of the CUDA inside.
   for (const auto& p : {fs::absolute(path).lexically_normal(), fs::path(real_path)}) {
-    if (auto owner = wheels.owner_of(p)) return {owner->second, "wheel RECORD (" + owner->first + ")"};
+    if (auto owner = wheels.owner_of(p); owner && owner->first.rfind("nvidia_", 0) == 0)
+      return {owner->second, "wheel RECORD (" + owner->first + ")"};
   }
   if (name.family == "nvJitLink") {
     if (auto level = nvjitlink_max_level(facts))
@@ -174,12 +182,68 @@ void add_resolution_evidence(const Resolution& r, std::vector<std::string>& out)
 
 bool in_stubs_folder(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
 
+// Whether `path` lies inside NVIDIA's or a framework's own package of a Python environment
+// (nvidia, torch, triton, jaxlib, jax_plugins, cupy, ... right below a folder named site-packages
+// or dist-packages, or below one of `site_roots`, the scanned folders that look like one): files
+// the user installs with pip but cannot change.
+bool in_vendor_package(const std::string& path, const std::vector<fs::path>& site_roots) {
+  static constexpr const char* kPackages[] = {"nvidia", "torch", "triton", "jaxlib", "jax_plugins", "jax", "cupy", "cupy_backends",
+                                              "tensorrt", "tensorrt_libs"};
+  auto vendor = [](const std::string& name) {
+    for (const char* pkg : kPackages)
+      if (name == pkg || name.rfind(std::string(pkg) + "_", 0) == 0) return true;
+    return false;
+  };
+  const fs::path p = fs::absolute(path).lexically_normal();
+  for (const auto& root : site_roots) {
+    const fs::path rel = p.lexically_relative(root);
+    if (!rel.empty() && *rel.begin() != ".." && *rel.begin() != ".") return vendor(rel.begin()->string());
+  }
+  bool after_site = false;
+  for (const auto& part : p) {
+    const std::string name = part.string();
+    if (after_site) return vendor(name);
+    after_site = name == "site-packages" || name == "dist-packages";
+  }
+  return false;
+}
+
+// The C library's own files: glibc provides them wherever anything runs, so doctor does not
+// search for them (a search environment without default folders would report them all).
+bool is_libc_part(const std::string& name) {
+  static constexpr const char* kNames[] = {"libc.so.6", "libm.so.6", "libdl.so.2", "libpthread.so.0", "librt.so.1",
+                                           "libutil.so.1", "libresolv.so.2", "libmvec.so.1"};
+  for (const char* n : kNames)
+    if (name == n) return true;
+  return name.rfind("ld-linux", 0) == 0;
+}
+
+// Size and a 64-bit FNV-1a hash of the whole file: what makes two copies "the same file".
+std::optional<std::pair<std::uint64_t, std::uint64_t>> content_identity(const std::string& path) {
+  const OpenedFile f = open_regular(path.c_str());
+  if (f.fd < 0) return std::nullopt;
+  std::uint64_t hash = 1469598103934665603ull, size = 0;
+  std::vector<unsigned char> buf(1 << 20);
+  for (;;) {
+    const ssize_t got = read(f.fd, buf.data(), buf.size());
+    if (got < 0) {
+      close(f.fd);
+      return std::nullopt;
+    }
+    if (got == 0) break;
+    for (ssize_t i = 0; i < got; ++i) hash = (hash ^ buf[static_cast<std::size_t>(i)]) * 1099511628211ull;
+    size += static_cast<std::uint64_t>(got);
+  }
+  close(f.fd);
+  return std::make_pair(size, hash);
+}
+
 Finding make(FindingId id, std::string subject, std::string message) {
   return Finding{id, std::move(subject), std::move(message), {}};
 }
 
 // The versioned-symbol findings of one library: one per needed file.
-void add_shortfalls(const std::vector<VersionShortfall>& shortfalls, std::vector<Finding>& out) {
+void add_shortfalls(const std::vector<VersionShortfall>& shortfalls, std::vector<DoctorFinding>& out) {
   std::map<std::pair<std::string, int>, std::vector<const VersionShortfall*>> groups;  // (file, kind) -> items
   for (const auto& s : shortfalls) {
     if (s.weak || s.kind == ShortfallKind::provider_not_found) continue;  // weak: the loader only warns
@@ -210,7 +274,7 @@ void add_shortfalls(const std::vector<VersionShortfall>& shortfalls, std::vector
   }
 }
 
-void add_fatbin_findings(const LibraryReport& lib, std::vector<Finding>& out) {
+void add_fatbin_findings(const LibraryReport& lib, std::vector<DoctorFinding>& out) {
   if (!lib.coverage) return;
   const Coverage& c = *lib.coverage;
   if (c.containers == 0) return;
@@ -243,7 +307,7 @@ void add_fatbin_findings(const LibraryReport& lib, std::vector<Finding>& out) {
 }
 
 // A large library whose device code mostly serves other GPUs: how much, and for which.
-void add_fatbin_size_finding(const LibraryReport& lib, std::vector<Finding>& out) {
+void add_fatbin_size_finding(const LibraryReport& lib, std::vector<DoctorFinding>& out) {
   constexpr std::uint64_t kLarge = 64ull << 20;  // device code worth a look
   if (!lib.fatbin_bytes) return;
   const FatbinBytes& b = *lib.fatbin_bytes;
@@ -273,8 +337,8 @@ void add_fatbin_size_finding(const LibraryReport& lib, std::vector<Finding>& out
 int DoctorReport::exit_code() const {
   int code = 0;
   for (const auto& f : findings) {
-    if (f.info().severity == Severity::error) return 2;
-    if (f.info().severity == Severity::warning) code = 1;
+    if (f.severity() == Severity::error) return 2;
+    if (f.severity() == Severity::warning) code = 1;
   }
   return code;
 }
@@ -291,6 +355,7 @@ std::vector<std::string> collect_elf_files(const std::vector<std::string>& paths
     } else if (fs::is_directory(st)) {
       if (looks_like_site_packages(p)) {
         if (is_dir(p / "torch" / "lib")) walk(p / "torch" / "lib", found, visited, problems);
+        if (is_dir(p / "triton" / "backends" / "nvidia" / "lib")) walk(p / "triton" / "backends" / "nvidia" / "lib", found, visited, problems);
         fs::directory_iterator di(p / "nvidia", fs::directory_options::skip_permission_denied, ec), end;
         std::vector<fs::path> wheel_dirs;
         for (std::size_t n = 0; !ec && di != end && n < 10000; di.increment(ec), ++n)
@@ -300,6 +365,8 @@ std::vector<std::string> collect_elf_files(const std::vector<std::string>& paths
       } else {
         walk(p, found, visited, problems);
       }
+    } else if (!fs::is_regular_file(st)) {
+      problems.push_back(arg + ": not a regular file (a FIFO or a device is never opened)");
     } else if (!has_elf_magic(p)) {
       problems.push_back(arg + ": not an ELF file");
     } else {
@@ -362,7 +429,16 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   DoctorReport report;
   report.sm = sm;
   report.sm_source = sm_source;
-  std::vector<Finding>& findings = report.findings;
+  std::vector<DoctorFinding>& findings = report.findings;
+  std::vector<FrameworkInfo> frameworks = find_frameworks(paths);
+  std::vector<fs::path> site_roots;  // the scanned folders that look like a site-packages
+  for (const auto& p : paths)
+    if (is_dir(p) && looks_like_site_packages(p)) {
+      fs::path root = fs::absolute(p).lexically_normal();
+      site_roots.push_back(root.filename().empty() ? root.parent_path() : root);  // "sp/" as "sp"
+    }
+  // Every unresolved DT_NEEDED of the scanned files, by name: who needs it and how it was searched.
+  std::map<std::string, std::pair<std::vector<std::string>, Resolution>> missing;
   std::vector<std::string> problems;
   const std::vector<std::string> files = collect_elf_files(paths, problems);
   for (const auto& p : problems) {
@@ -419,7 +495,14 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       for (const Resolution& r : t.objects[0].needed) {
         const std::string& name = r.name;
         auto needed = classify_cuda_library(name);
-        if (!needed) continue;
+        if (!needed) {
+          if (!r.found() && !is_libc_part(name)) {
+            auto& entry = missing[name];
+            if (entry.first.empty()) entry.second = r;
+            entry.first.push_back(path);
+          }
+          continue;
+        }
         lib.cuda_needed.push_back(r);
         if (needed->family == "cuda") {
           if (r.found() && in_stubs_folder(r.path)) {
@@ -430,10 +513,9 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
           continue;  // a missing driver is reported once, below
         }
         if (!r.found()) {
-          Finding f = make(FindingId::library_not_found, path,
-                           fs::path(path).filename().string() + ": " + name + ": cannot open shared object file");
-          add_resolution_evidence(r, f.evidence);
-          findings.push_back(std::move(f));
+          auto& entry = missing[name];
+          if (entry.first.empty()) entry.second = r;
+          entry.first.push_back(path);
         }
       }
       add_shortfalls(check_versions_in_tree(t, 0), findings);
@@ -459,9 +541,14 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       lib.coverage = coverage_for(fatbin, sm, FatbinSource::registered);
       if (fatbin.embedded_containers > 0) lib.embedded_coverage = coverage_for(fatbin, sm, FatbinSource::embedded);
       lib.fatbin_entries = fatbin.entries.size();
-      std::map<std::string, int> counts;
-      for (const auto& e : fatbin.entries) ++counts[(e.embedded ? "embedded " : "") + e.arch_name()];
-      for (const auto& [arch, n] : counts) lib.fatbin_arch_counts.push_back(arch + " " + std::to_string(n));
+      std::map<std::pair<bool, std::string>, int> counts;
+      for (const auto& e : fatbin.entries) ++counts[{e.embedded, e.arch_name()}];
+      std::vector<std::pair<std::pair<bool, std::string>, int>> ordered(counts.begin(), counts.end());
+      std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+        return a.first.first != b.first.first ? !a.first.first : arch_less(a.first.second, b.first.second);
+      });
+      for (const auto& [key, n] : ordered)
+        lib.fatbin_arch_counts.push_back((key.first ? "embedded " : "") + key.second + " " + std::to_string(n));
       lib.fatbin_embedded_containers = fatbin.embedded_containers;
       lib.fatbin_bytes = fatbin_bytes(fatbin, sm);
       lib.fatbin_registered_bytes = fatbin_bytes(fatbin, sm, FatbinSource::registered);
@@ -475,6 +562,77 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     facts_of.push_back(entry.facts);
   }
 
+  // The libraries the loader cannot find, once each, with the exact requirement a framework pins.
+  for (const auto& [name, entry] : missing) {
+    const auto& [needers, r] = entry;
+    DoctorFinding f = make(FindingId::library_not_found, needers.front(),
+                           fs::path(needers.front()).filename().string() + ": " + name + ": cannot open shared object file" +
+                               (needers.size() > 1 ? " (and " + std::to_string(needers.size() - 1) + " more files need it)" : ""));
+    for (std::size_t i = 0; i < needers.size() && i < kMaxEvidence; ++i) f.evidence.push_back("needed by " + needers[i]);
+    if (needers.size() > kMaxEvidence) f.evidence.push_back("... and " + std::to_string(needers.size() - kMaxEvidence) + " more");
+    add_resolution_evidence(r, f.evidence);
+    const FrameworkInfo* owner = nullptr;
+    for (const auto& fw : frameworks)
+      if (pinned_requirement(fw, name) &&
+          (owner == nullptr || needers.front().rfind(fs::absolute(fw.site_packages).lexically_normal().string(), 0) == 0))
+        owner = &fw;
+    if (owner != nullptr) {
+      const std::string req = *pinned_requirement(*owner, name);
+      f.exact_fix = "pip install \"" + req + "\" (" + owner->name + " " + owner->version + " requires it: Requires-Dist in its METADATA)";
+      f.evidence.push_back(owner->name + " " + owner->version + " pins " + req);
+    }
+    findings.push_back(std::move(f));
+  }
+
+  // Byte-identical copies (same size and content) are one library: one row, its paths listed.
+  {
+    // Wheels hold no symlinks: libcupti.so, libcupti.so.12 and libcupti.so.2025.1.1 of one wheel are
+    // three equal files. Only files of equal size are hashed.
+    std::map<std::uintmax_t, std::vector<std::size_t>> by_size;
+    for (std::size_t i = 0; i < report.libraries.size(); ++i) {
+      std::error_code ec;
+      const std::uintmax_t size = fs::file_size(report.libraries[i].real_path, ec);
+      if (!ec) by_size[size].push_back(i);
+    }
+    std::vector<bool> merged(report.libraries.size(), false);
+    for (auto& [size, items] : by_size) {
+      if (items.size() < 2) continue;
+      // The row keeps the name a loader asks for (libx.so.12 over libx.so and libx.so.12.1.0).
+      std::stable_sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) {
+        return better_alias(report.libraries[a].path, report.libraries[b].path);
+      });
+      std::vector<std::optional<std::pair<std::uint64_t, std::uint64_t>>> ids;
+      for (auto i : items) ids.push_back(content_identity(report.libraries[i].real_path));
+      for (std::size_t a = 0; a < items.size(); ++a) {
+        if (merged[items[a]] || !ids[a]) continue;
+        for (std::size_t b = a + 1; b < items.size(); ++b) {
+          if (merged[items[b]] || ids[b] != ids[a]) continue;
+          merged[items[b]] = true;
+          report.libraries[items[a]].identical_copies.push_back(report.libraries[items[b]].path);
+        }
+      }
+    }
+    std::set<std::string> gone;
+    std::vector<LibraryReport> kept;
+    std::vector<std::shared_ptr<const ElfFacts>> kept_facts;
+    for (std::size_t i = 0; i < report.libraries.size(); ++i) {
+      if (merged[i]) {
+        gone.insert(report.libraries[i].path);
+        continue;
+      }
+      kept.push_back(std::move(report.libraries[i]));
+      kept_facts.push_back(facts_of[i]);
+    }
+    report.libraries = std::move(kept);
+    facts_of = std::move(kept_facts);
+    // The copies' own fatbin findings say what the kept row's say.
+    findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                  [&](const DoctorFinding& f) {
+                                    return f.info().domain == FindingDomain::fatbin && gone.count(f.subject) != 0;
+                                  }),
+                   findings.end());
+  }
+
   // Across the scanned set: copies and majors of each library.
   std::map<std::string, std::vector<std::size_t>> by_family, by_stem_major;
   for (std::size_t i = 0; i < report.libraries.size(); ++i) {
@@ -485,8 +643,10 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
   auto line = [&](std::size_t i) {
     const auto& lib = report.libraries[i];
-    return lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
-           lib.version.source + ")";
+    std::string text = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
+                       lib.version.source + ")";
+    for (const auto& copy : lib.identical_copies) text += "; identical: " + copy;
+    return text;
   };
   for (const auto& [family, items] : by_family) {
     std::set<int> majors;
@@ -498,8 +658,13 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
   for (const auto& [name, items] : by_stem_major) {
     if (items.size() < 2) continue;
-    Finding f = make(FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name);
-    for (auto i : items) f.evidence.push_back(line(i));
+    DoctorFinding f = make(FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name);
+    bool all_vendor = true;
+    for (auto i : items) {
+      f.evidence.push_back(line(i));
+      all_vendor = all_vendor && in_vendor_package(report.libraries[i].path, site_roots);
+    }
+    f.vendor_internal = all_vendor;  // copies that NVIDIA's and the frameworks' wheels bring along
     findings.push_back(std::move(f));
   }
 
@@ -609,13 +774,34 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     }
   }
 
+  // The headline: the framework, its CUDA, the driver it needs and the one present.
+  {
+    std::vector<ScannedRuntime> runtimes;
+    for (const auto& lib : report.libraries)
+      if (lib.cuda && lib.cuda->family == "cudart" && !lib.version.version.empty())
+        runtimes.push_back({lib.path, lib.version.version});
+    std::string driver = host.driver_version, source = "--driver-version";
+    if (driver.empty() && host.kernel_version_text)
+      if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
+        driver = k->version.text;
+        source = host.kernel_version_source;
+      }
+    report.headline = make_headline(std::move(frameworks), runtimes, driver, source);
+    for (auto& f : headline_findings(report.headline)) findings.push_back(std::move(f));
+  }
+
+  // What NVIDIA's and the frameworks' own files carry for other GPUs is no one's to fix here.
+  for (auto& f : findings)
+    if ((f.id == FindingId::fatbin_no_sass || f.id == FindingId::fatbin_mostly_other_archs) && in_vendor_package(f.subject, site_roots))
+      f.vendor_internal = true;
+
   if (sm_source == "assumed") {
     findings.push_back(make(FindingId::sm_assumed, "sm_" + std::to_string(sm),
                             "no nvidia-smi answered: coverage is checked for sm_" + std::to_string(sm)));
   }
 
-  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    return static_cast<int>(a.info().severity) > static_cast<int>(b.info().severity);
+  std::stable_sort(findings.begin(), findings.end(), [](const DoctorFinding& a, const DoctorFinding& b) {
+    return static_cast<int>(a.severity()) > static_cast<int>(b.severity());
   });
   return report;
 }

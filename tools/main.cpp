@@ -185,6 +185,9 @@ int main(int argc, char** argv) {
                          "the kernel module's version file to check the driver bridge against (default /proc/driver/nvidia/version)");
   doctor_cmd->add_option("--mountinfo", doctor.mountinfo_file, "mount table telling host bind-mounts (default /proc/self/mountinfo)");
   doctor_cmd->add_option("--jobs", doctor.jobs, "files examined at once (default: one per core, at most 16)");
+  doctor_cmd->add_flag("--verbose", doctor.verbose, "also show the notes inside NVIDIA's and the frameworks' own files");
+  doctor_cmd->add_option("--driver-version", doctor.driver_version,
+                         "the driver release to check the framework against, e.g. 535.104.05 (default: the kernel module's)");
 
   CLI11_PARSE(app, argc, argv);
   if (*doctor_cmd) return cudashim::tools::run_doctor(doctor);

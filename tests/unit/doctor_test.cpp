@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/unit/symbols_fatbin_image.h"
+#include "tests/unit/doctor_test_support.h"
 #include "tests/unit/symbols_test_support.h"
 #include "tools/doctor.h"
 
@@ -11,46 +12,9 @@ using namespace cudashim;
 using namespace cudashim::symbols;
 using namespace cudashim::tools;
 using namespace symbols_test;
+using namespace doctor_test;
 
 namespace {
-
-// Builds `dir/<soname>` (SONAME soname) from `source`, with optional version script and flags.
-fs::path fake_lib(const fs::path& dir, const std::string& soname, const std::string& source, const std::string& map = "",
-                  const std::string& flags = "") {
-  fs::create_directories(dir);
-  static int n = 0;
-  const fs::path src = dir / ("src" + std::to_string(++n) + ".c");
-  write_text(src, source);
-  std::string script;
-  if (!map.empty()) {
-    write_text(dir / (soname + ".map"), map);
-    script = " -Wl,--version-script=" + q(dir / (soname + ".map"));
-  }
-  const fs::path lib = dir / soname;
-  run("cc -shared -fPIC -o " + q(lib) + " " + q(src) + " -Wl,-soname," + soname + script + " " + flags);
-  return lib;
-}
-
-// A search environment with nothing of the host in it: no cache, no default folders.
-SearchEnv bare(const std::string& llp = "") {
-  SearchEnv env;
-  env.ld_library_path = llp;
-  env.default_dirs.clear();
-  return env;
-}
-
-std::vector<const Finding*> with_id(const DoctorReport& r, const std::string& id) {
-  std::vector<const Finding*> out;
-  for (const auto& f : r.findings)
-    if (id == f.info().name) out.push_back(&f);
-  return out;
-}
-
-std::string all_evidence(const Finding& f) {
-  std::string s = f.message + "\n";
-  for (const auto& e : f.evidence) s += e + "\n";
-  return s;
-}
 
 // A pip-like site-packages: cuSPARSE built against nvJitLink 12.3, RUNPATH to its sibling wheel.
 struct FakeWheels {
