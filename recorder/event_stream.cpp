@@ -16,6 +16,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "recorder/backtrace.h"
 #include "recorder/clock.h"
 #include "recorder/json_writer.h"
 #include "recorder/ledger.h"
@@ -281,6 +282,9 @@ void stream_ensure_started() {
     w.member("schema", "cudashim.events/1");
     w.member("pid", getpid());
   });
+  // The first CUDA use: the flight record's unwinder does its one-time set-up here, never
+  // in a crash handler (recorder/backtrace.h).
+  backtrace_prepare();
   // The flush thread takes no signal: they belong to the application's threads.
   sigset_t all, old;
   sigfillset(&all);
