@@ -73,14 +73,18 @@ std::string run_section(const Procs& procs) {
     for (const DeviceMemory& dev : d->devices) gpus += fmt::format("{}device {}", gpus.empty() ? "" : ", ", dev.device);
     std::string torch = d->torch_state.empty() ? "?" : d->torch_state;
     if (torch == "read") torch = "torch.cuda in use";
+    std::string driver = d->libcuda_loaded ? esc(*d->libcuda_loaded) : "not loaded";
+    if (d->driver_cuda_version > 0)
+      driver = fmt::format("<span class=\"driver-cuda\">CUDA {}</span><br><span class=\"muted\">{}</span>",
+                           cuda_version_text(d->driver_cuda_version), driver);
     h += fmt::format("<tr class=\"proc\" data-pid=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>"
                      "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     d->pid, esc(label_of(*d)), esc(command_of(*d)), esc(d->host), gpus.empty() ? "none" : gpus,
-                     d->libcuda_loaded ? esc(*d->libcuda_loaded) : "not loaded", cuda_runtimes(*d), esc(torch),
-                     esc(d->cudashim_version));
+                     d->pid, esc(label_of(*d)), esc(command_of(*d)), esc(d->host), gpus.empty() ? "none" : gpus, driver,
+                     cuda_runtimes(*d), esc(torch), esc(d->cudashim_version));
   }
-  h += "</table><p class=\"muted\">GPU names, the driver's version number and torch's version are not in the "
-       "report (cudashim.report/1 has no field for them): the driver column names the libcuda file loaded.</p>";
+  h += "</table><p class=\"muted\">GPU names, the kernel driver's release (580.xx) and torch's version are not in "
+       "the report (cudashim.report/1 has no field for them): the driver column gives the CUDA version the driver "
+       "answered (cuDriverGetVersion, when the process asked) and the libcuda file loaded.</p>";
   return h;
 }
 

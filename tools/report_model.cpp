@@ -134,6 +134,7 @@ ProcessReport read_process_report(Fields& fields) {
   r.libcuda_dlopen_requests = drv.get<int64_t>("libcuda_dlopen_requests");
   r.libcuda_loaded_null = drv.has("libcuda_loaded") && drv["libcuda_loaded"].is_null();
   r.libcuda_loaded = drv.get_optional<std::string>("libcuda_loaded");
+  r.driver_cuda_version = drv.get<int64_t>("cuda_version");
   for (const auto& [name, row] : d["api"].members())
     r.api.push_back({name, row.get<uint64_t>("calls"), row.get<uint64_t>("errors"), row.get<uint64_t>("last_error"),
                      row.get<uint64_t>("blocked_ns")});

@@ -132,6 +132,7 @@ struct ProcessReport {
   std::vector<std::string> argv;
   uint64_t start_unix_ns = 0;
   std::optional<std::string> libcuda_loaded;
+  int64_t driver_cuda_version = 0;   // driver.cuda_version (12090 = CUDA 12.9), 0 unknown
   int64_t libcuda_dlopen_requests = 0;
   bool libcuda_loaded_null = false;  // driver.libcuda_loaded is present and null: no driver
   std::vector<ApiRow> api;           // sorted by name

@@ -283,8 +283,9 @@ std::string run_metadata(const ProcessReport& d) {
     if (l.family == "cudart")
       runtimes += fmt::format("{}{}{}", runtimes.empty() ? "" : ", ", l.version.empty() ? "?" : t(l.version),
                               l.linkage == "static" ? " (static)" : "");
-  out += fmt::format("  host {}, cudashim {}, driver {}, CUDA runtime {}\n", t(d.host), t(d.cudashim_version),
-                     d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded"),
+  std::string driver = d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded");
+  if (d.driver_cuda_version > 0) driver += fmt::format(" (CUDA {})", cuda_version_text(d.driver_cuda_version));
+  out += fmt::format("  host {}, cudashim {}, driver {}, CUDA runtime {}\n", t(d.host), t(d.cudashim_version), driver,
                      runtimes.empty() ? "none loaded" : runtimes);
   return out;
 }

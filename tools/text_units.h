@@ -24,4 +24,7 @@ inline std::string human_ns(uint64_t ns) {
   return fmt::format("{} ns", ns);
 }
 
+// A CUDA version as cuDriverGetVersion and cudaRuntimeGetVersion give it: 12090 -> "12.9".
+inline std::string cuda_version_text(int64_t v) { return fmt::format("{}.{}", v / 1000, v % 1000 / 10); }
+
 }  // namespace cudashim::tools
