@@ -78,7 +78,7 @@ with tempfile.TemporaryDirectory() as out:
         subprocess.run([cli, "run", "--quiet", "--out", out, "--", prog, "explicit_sync"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
     for f in ("cudashim-vm-12529.json", "cudashim-vm-12529.ndjson", "cudashim-vm-12600-crash.json"):
-        shutil.copy(os.path.join(fixture, f), out)
+        shutil.copy(os.path.join(fixture, "saved-" + f), os.path.join(out, f))
         os.chmod(os.path.join(out, f), 0o600)
     reports = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out))
                if f.endswith(".json") and not f.endswith("-crash.json")]

@@ -2,7 +2,7 @@
 """summary_golden.py CLI FIXTURE_DIR GOLDEN: the text summary of `cudashim report` on saved
 runs (issue 21), compared line by line with GOLDEN.
 
-FIXTURE_DIR holds what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
+FIXTURE_DIR holds (as saved-<name>, the names .gitignore would skip) what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
 (denials on every path: out-of-memory context, top sites, leaks by site, the policy from
 CUDASHIM_MEM_CAP), for sync_rules churn_after_oom with CUDASHIM_POOL=1 (the pool, a
 driver out-of-memory), both from the base build of 2026-12-01 with their paths moved under
@@ -26,9 +26,11 @@ import tempfile
 cli, fixture, golden = sys.argv[1:4]
 with tempfile.TemporaryDirectory() as out:
     runs = os.path.join(out, "runs")
-    shutil.copytree(fixture, runs)
-    for f in os.listdir(runs):
-        os.chmod(os.path.join(runs, f), 0o600)
+    os.mkdir(runs, 0o700)
+    for f in os.listdir(fixture):  # saved-cudashim-*: the names the shim gives, kept out of .gitignore's way
+        if f.startswith("saved-"):
+            shutil.copy(os.path.join(fixture, f), os.path.join(runs, f[len("saved-"):]))
+            os.chmod(os.path.join(runs, f[len("saved-"):]), 0o600)
     p = subprocess.run([cli, "report", runs], capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"),
                        timeout=60)
     got = p.stdout.replace(runs, "<RUNS>")
