@@ -54,6 +54,7 @@ struct State {
   std::vector<Finding> triton;     // Triton's toolchain: once it is loaded and the SM is known
   bool triton_done = false;
   std::vector<Finding> shortfalls;  // versioned imports the loaded providers lack (per re-read)
+  int driver_version = 0;           // the last one a re-read was given (LiveDriverFacts)
 };
 constinit std::mutex g_mutex;
 State* g_state = nullptr;  // never destroyed: used by the exit path
@@ -265,6 +266,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
   RuleInputs in;
   in.libraries = &s.libs;
   in.driver_version = facts.driver_version;
+  if (facts.driver_version > 0) s.driver_version = facts.driver_version;
   in.modules = totals;
   in.loads = &loads;
   in.module_loading = std::getenv("CUDA_MODULE_LOADING");
@@ -314,7 +316,7 @@ std::vector<LibraryEvent> library_events() {
 LibraryInventory library_inventory() {
   std::lock_guard<std::mutex> lock(g_mutex);
   const State& s = state();
-  return {s.libs, s.findings};
+  return {s.libs, s.findings, s.driver_version};
 }
 
 void library_inventory_reset() {

@@ -40,6 +40,7 @@ std::vector<LibraryEvent> library_events();
 struct LibraryInventory {
   std::vector<symbols::LoadedLibrary> libraries;
   std::vector<Finding> findings;
+  int driver_version = 0;  // cuDriverGetVersion's last answer (12090 = CUDA 12.9), 0 when never asked
 };
 LibraryInventory library_inventory();
 

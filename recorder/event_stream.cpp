@@ -16,6 +16,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "recorder/backtrace.h"
 #include "recorder/clock.h"
 #include "recorder/flight_recorder.h"
 #include "recorder/json_writer.h"
@@ -285,6 +286,9 @@ void stream_ensure_started() {
     w.member("schema", "cudashim.events/1");
     w.member("pid", getpid());
   });
+  // The first CUDA use: the flight record's unwinder does its one-time set-up here, never
+  // in a crash handler (recorder/backtrace.h).
+  backtrace_prepare();
   // The flush thread takes no signal: they belong to the application's threads.
   sigset_t all, old;
   sigfillset(&all);

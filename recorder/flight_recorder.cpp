@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "recorder/backtrace.h"
 #include "recorder/clock.h"
 #include "recorder/ledger.h"
 #include "recorder/output_files.h"
@@ -139,7 +140,10 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
     o.u(d[i].peak_bytes);
     o.s("}");
   }
-  o.s("]}}\n");
+  o.s("]}");
+  // The writing thread's own stack: in a handler, the faulting thread's (recorder/backtrace.h).
+  if (o.n < sizeof o.buf - 4) o.n += backtrace_json(o.buf + o.n, sizeof o.buf - 4 - o.n);
+  o.s("}\n");
   // A new file under the process's claimed base (O_EXCL, O_NOFOLLOW, 0600): never over an
   // earlier process's record, whatever its mode (issue 22: O_TRUNC kept a planted 0666 file).
   const int fd = outputs_create("-crash.json", O_WRONLY);

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "symbols/elf_readers.h"
+#include "symbols/link_address.h"
 
 namespace cudashim::symbols::detail {
 namespace {
@@ -63,3 +64,20 @@ Result<std::string> read_interp(const ElfHandle& h) {
 }
 
 }  // namespace cudashim::symbols::detail
+
+namespace cudashim::symbols {
+
+std::optional<std::uint64_t> link_address_of_offset(const std::string& path, std::uint64_t file_offset) {
+  auto h = detail::ElfHandle::open(path);
+  if (!h.ok()) return std::nullopt;
+  for (std::size_t i = 0; i < h.value().phnum(); ++i) {
+    const auto phdr = detail::segment_at(h.value(), i);
+    if (!phdr.ok()) return std::nullopt;
+    const GElf_Phdr& p = phdr.value();
+    if (p.p_type == PT_LOAD && file_offset >= p.p_offset && file_offset - p.p_offset < p.p_filesz)
+      return p.p_vaddr + (file_offset - p.p_offset);
+  }
+  return std::nullopt;
+}
+
+}  // namespace cudashim::symbols

@@ -1,4 +1,8 @@
-// html_report.cpp: the HTML page, plots drawn as inline SVG.
+// html_report.cpp: the HTML page. What a reader needs first comes first: what ran
+// (command, host, versions), the crashes, the findings with every site, the out-of-memory
+// events, then memory over time, leaks, the libraries and why each file, the policy, the
+// pool and torch's allocator. Tables are HTML (text wraps, nothing is clipped); the memory
+// chart is drawn by the page's own script from the data it carries (tools/html_assets.h).
 #include "tools/html_report.h"
 
 #include <fmt/format.h>
@@ -6,13 +10,18 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
+#include "tools/html_assets.h"
 #include "tools/input_files.h"
+#include "tools/text_units.h"
 
 namespace cudashim::tools {
 namespace {
 
-std::string esc(std::string_view s) {
+// Text from a file, for the page: as the terminal gets it (shown), then HTML-escaped.
+std::string esc(std::string_view raw) {
+  const std::string s = shown(raw);
   std::string o;
   for (char c : s) {
     switch (c) {
@@ -26,91 +35,263 @@ std::string esc(std::string_view s) {
   return o;
 }
 
-const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
 std::string label_of(const ProcessReport& p) {
-  std::string exe = p.exe.substr(p.exe.rfind('/') + 1);
+  const std::string exe = p.exe.substr(p.exe.rfind('/') + 1);
   return p.rank ? fmt::format("rank {} (pid {}, {})", *p.rank, p.pid, exe) : fmt::format("pid {} ({})", p.pid, exe);
 }
 
-// A line chart of (seconds, MiB) series.
-std::string line_chart(const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series) {
-  const int W = 900, H = 260, L = 70, B = 30;
-  double xmax = 1e-3, ymax = 1e-3;  // short runs still get a readable scale
-  for (const auto& [n, pts] : series)
-    for (const auto& [x, y] : pts) xmax = std::max(xmax, x), ymax = std::max(ymax, y);
-  std::string s = fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"device memory over time\">", W,
-                              H + 10 + 16 * series.size());
-  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>", L, H - B, W - 10, H - B);
-  s += fmt::format("<line x1=\"{}\" y1=\"10\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>", L, L, H - B);
-  for (int i = 0; i <= 4; ++i) {
-    const double y = H - B - (H - B - 10) * i / 4.0;
-    s += fmt::format("<text x=\"5\" y=\"{:.0f}\" font-size=\"11\">{:.1f} MiB</text>", y + 4, ymax * i / 4);
-    s += fmt::format("<text x=\"{:.0f}\" y=\"{}\" font-size=\"11\">{:.3g} s</text>", L + (W - 10 - L) * i / 4.0, H - B + 16,
-                     xmax * i / 4);
-  }
-  int k = 0;
-  for (const auto& [name, pts] : series) {
-    std::string path;
-    for (const auto& [x, y] : pts)
-      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", L + (W - 10 - L) * x / xmax,
-                          H - B - (H - B - 10) * y / ymax);
-    const char* c = kColors[k % 8];
-    s += fmt::format("<path d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>", path, c);
-    s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"{}\">&#9632; {}</text>", L, H + 8 + 16 * k, c,
-                     esc(name));
-    ++k;
-  }
-  return s + "</svg>";
+uint64_t peak_of(const ProcessReport& d) {
+  uint64_t peak = 0;
+  for (const DeviceMemory& dev : d.devices) peak = std::max(peak, dev.peak_bytes);
+  return peak;
 }
 
-// A horizontal bar chart of (label, value, text).
-std::string bar_chart(const std::vector<std::tuple<std::string, double, std::string>>& bars, const char* color) {
-  const int W = 900, row = 22;
-  double vmax = 1e-9;
-  for (const auto& [l, v, t] : bars) vmax = std::max(vmax, v);
-  std::string s = fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">", W, row * bars.size() + 10);
-  int i = 0;
-  for (const auto& [label, v, text] : bars) {
-    const double w = 420 * v / vmax;
-    s += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"12\">{}</text>", i * row + 15, esc(label.substr(0, 60)));
-    s += fmt::format("<rect x=\"420\" y=\"{}\" width=\"{:.1f}\" height=\"16\" fill=\"{}\"/>", i * row + 3, std::max(w, 1.0), color);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\">{}</text>", 425 + std::max(w, 1.0), i * row + 15, esc(text));
-    ++i;
-  }
-  return s + "</svg>";
+std::string command_of(const ProcessReport& d) {
+  std::string cmd;
+  for (const std::string& a : d.argv) cmd += (cmd.empty() ? "" : " ") + a;
+  return cmd.empty() ? d.exe : cmd;
 }
 
-}  // namespace
+std::string cuda_runtimes(const ProcessReport& d) {
+  std::string out;
+  for (const LoadedLibrary& l : d.libraries)
+    if (l.family == "cudart")
+      out += fmt::format("{}{} <span class=\"muted\">{}{}</span>", out.empty() ? "" : "<br>",
+                         esc(l.version.empty() ? "?" : l.version), esc(l.file), l.linkage == "static" ? " (static)" : "");
+  return out.empty() ? "none loaded" : out;
+}
 
-std::string render_html(const std::vector<LoadedReport>& reports, std::vector<std::string>& problems) {
-  std::string h = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>cudashim report</title><style>"
-                  "body{font-family:DejaVu Sans,sans-serif;margin:24px;color:#222}table{border-collapse:collapse}"
-                  "td,th{border:1px solid #ccc;padding:4px 8px;font-size:13px}th{background:#f0f0f0}"
-                  ".warning{color:#b35900}.error{color:#c00}.info{color:#555}</style></head><body>";
-  h += fmt::format("<h1>cudashim report</h1><p>{} process report(s)</p>", reports.size());
-  // Processes
-  h += "<h2>Processes</h2><table><tr><th>process</th><th>hooked calls</th><th>blocked</th><th>share of wall</th>"
-       "<th>peak device memory</th></tr>";
-  std::vector<std::pair<const LoadedReport*, const ProcessReport*>> procs;
-  for (const auto& r : reports)
-    if (const auto* p = std::get_if<ProcessReport>(&r.what)) procs.emplace_back(&r, p);
-  auto peak_of = [](const ProcessReport& d) {
-    uint64_t peak = 0;
-    for (const DeviceMemory& dev : d.devices) peak = std::max(peak, dev.peak_bytes);
-    return peak;
-  };
+using Procs = std::vector<std::pair<const LoadedReport*, const ProcessReport*>>;
+
+// What ran: one row per process.
+std::string run_section(const Procs& procs) {
+  std::string h = "<h2 id=\"run\">What ran</h2><table id=\"meta\"><tr><th>process</th><th>command</th><th>host</th>"
+                  "<th>GPUs (devices that held memory)</th><th>driver (libcuda)</th><th>CUDA runtime</th>"
+                  "<th>torch</th><th>cudashim</th></tr>";
   for (const auto& [r, d] : procs) {
-    uint64_t calls = 0;
-    for (const ApiRow& row : d->api) calls += row.calls;
-    const double b = d->blocked_ns / 1e6, w = (d->wall_ns > 0 ? d->wall_ns : 1) / 1e6;
-    h += fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f} ms</td><td>{:.2f}%</td><td>{:.1f} MiB</td></tr>",
-                     esc(label_of(*d)), calls, b, 100 * b / w, peak_of(*d) / 1048576.0);
+    std::string gpus;
+    for (const DeviceMemory& dev : d->devices) gpus += fmt::format("{}device {}", gpus.empty() ? "" : ", ", dev.device);
+    std::string torch = d->torch_state.empty() ? "?" : d->torch_state;
+    if (torch == "read") torch = "torch.cuda in use";
+    std::string driver = d->libcuda_loaded ? esc(*d->libcuda_loaded) : "not loaded";
+    if (d->driver_cuda_version > 0)
+      driver = fmt::format("<span class=\"driver-cuda\">CUDA {}</span><br><span class=\"muted\">{}</span>",
+                           cuda_version_text(d->driver_cuda_version), driver);
+    h += fmt::format("<tr class=\"proc\" data-pid=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>"
+                     "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                     d->pid, esc(label_of(*d)), esc(command_of(*d)), esc(d->host), gpus.empty() ? "none" : gpus, driver,
+                     cuda_runtimes(*d), esc(torch), esc(d->cudashim_version));
   }
-  h += "</table>";
-  // Memory over time, from the streams next to the reports (read as hostile as the reports:
-  // tools/report_reader.h, read_stream); a stream that is missing is no problem.
-  std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> series;
+  h += "</table><p class=\"muted\">GPU names, the kernel driver's release (580.xx) and torch's version are not in "
+       "the report (cudashim.report/1 has no field for them): the driver column gives the CUDA version the driver "
+       "answered (cuDriverGetVersion, when the process asked) and the libcuda file loaded.</p>";
+  return h;
+}
+
+std::string overview_section(const Procs& procs, size_t crashes) {
+  uint64_t calls = 0, blocked = 0, wall = 0, peak = 0, ooms = 0, findings = 0, leaked = 0;
+  for (const auto& [r, d] : procs) {
+    for (const ApiRow& row : d->api) calls += row.calls;
+    blocked += d->blocked_ns;
+    wall += d->wall_ns;
+    peak = std::max(peak, peak_of(*d));
+    ooms += d->oom.count;
+    findings += d->findings.size() + d->library_findings.size();
+    leaked += d->leaked_bytes;
+  }
+  auto card = [](const std::string& id, const std::string& value, const char* what) {
+    return fmt::format("<div class=\"card\" id=\"card-{}\"><b>{}</b><span>{}</span></div>", id, value, what);
+  };
+  return "<div class=\"cards\">" + card("processes", std::to_string(procs.size()), "processes") +
+         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(findings), "findings") +
+         card("blocked", fmt::format("{} ({:.1f}%)", human_ns(blocked), wall ? 100.0 * blocked / wall : 0.0),
+              "blocked in syncs (share of wall)") +
+         card("peak", human_bytes(peak), "peak device memory (one process)") +
+         card("ooms", std::to_string(ooms), "out-of-memory answers") + card("leaked", human_bytes(leaked), "live at exit") +
+         fmt::format("</div><p class=\"muted\">{} hooked calls in all.</p>", calls);
+}
+
+std::string crash_section(const std::vector<LoadedReport>& reports) {
+  std::string h;
+  for (const LoadedReport& r : reports) {
+    const auto* c = std::get_if<CrashRecord>(&r.what);
+    if (!c) continue;
+    if (h.empty()) h = "<h2 id=\"crashes\">Crashes</h2>";
+    h += fmt::format("<p class=\"error crash\" data-pid=\"{}\">process {} crashed: {}</p>", c->pid, c->pid,
+                     c->reason == "signal" ? esc(c->signal_name) + " at " + esc(c->fault_address)
+                                           : esc(c->api) + fmt::format(" returned {}", c->result));
+    if (!c->backtrace.empty()) {
+      h += "<table class=\"backtrace\"><tr><th>#</th><th>frame</th><th>address</th></tr>";
+      for (size_t i = 0; i < c->backtrace.size(); ++i)
+        h += fmt::format("<tr><td class=\"num\">{}</td><td>{}</td><td><code>{:#x}</code></td></tr>", i,
+                         esc(c->backtrace[i].source.value_or("?")), c->backtrace[i].address);
+      h += "</table>";
+    }
+    h += fmt::format("<p class=\"muted\">flight record: {}</p>", esc(r.path));
+  }
+  return h;
+}
+
+// Every finding and every site, each row naming its process; a click shows the stacks.
+std::string findings_section(const Procs& procs) {
+  std::string h = "<h2 id=\"findings\">Findings</h2><p class=\"muted\">Click a site for its stacks.</p>"
+                  "<table id=\"findings-table\"><tr><th>process</th><th>severity</th><th>finding</th><th>site</th>"
+                  "<th>calls</th><th>blocked</th><th>fix</th></tr>";
+  double max_ms = 1e-9;
+  for (const auto& [r, d] : procs)
+    for (const Finding& f : d->findings)
+      for (const FindingSite& s : f.sites) max_ms = std::max(max_ms, s.blocked_ns / 1e6);
+  size_t rows = 0;
+  for (const auto& [r, d] : procs) {
+    for (const Finding& f : d->findings) {
+      std::vector<FindingSite> sites = f.sites;
+      if (sites.empty()) {
+        FindingSite whole;
+        whole.where = "(process-wide)";
+        whole.count = f.count;
+        whole.blocked_ns = f.blocked_ns;
+        sites.push_back(std::move(whole));
+      }
+      for (const FindingSite& s : sites) {
+        const double ms = s.blocked_ns / 1e6;
+        h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"><td>{}</td>"
+                         "<td class=\"{}\">{}</td><td>{}</td><td>{}{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\"><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.2f} ms</td><td>{}</td></tr>",
+                         d->pid, esc(f.id), ms, esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id),
+                         esc(s.text()), s.api.empty() ? "" : " <span class=\"muted\">(" + esc(s.api) + ")</span>", s.count,
+                         std::max(1.0, 120 * ms / max_ms), ms, esc(f.fix));
+        std::string stacks;
+        if (!s.python.empty()) {
+          stacks += "Python, innermost first:\n";
+          for (const std::string& p : s.python) stacks += "  " + esc(p) + "\n";
+        }
+        if (!s.native_source.empty()) {
+          stacks += "native, innermost first:\n";
+          for (const std::string& n : s.native_source) stacks += "  " + esc(n) + "\n";
+        }
+        h += fmt::format("<tr class=\"stacks\" hidden><td colspan=\"7\">{}</td></tr>",
+                         stacks.empty() ? "no stack was recorded for this site" : stacks);
+        ++rows;
+      }
+    }
+    for (const Finding& f : d->library_findings) {
+      h += fmt::format("<tr class=\"library-finding\" data-pid=\"{}\" data-finding=\"{}\"><td>{}</td><td class=\"{}\">{}"
+                       "</td><td>{}</td><td colspan=\"3\">{}</td><td>{}</td></tr>",
+                       d->pid, esc(f.id), esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id), esc(f.message),
+                       esc(f.fix));
+      ++rows;
+    }
+  }
+  if (rows == 0) h += "<tr><td colspan=\"7\">No finding.</td></tr>";
+  return h + "</table>";
+}
+
+// A place for the GPU-time diagnosis (another issue): no data is made up meanwhile.
+std::string gpu_time_section() {
+  return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\" id=\"gpu-time-none\">Not measured: this report "
+         "records time blocked on the CPU side only. How busy the GPU was and what stopped it will be shown here.</p>";
+}
+
+// Rows of call sites holding memory; leaks (`with_kind_and_age`) also say the kind and age.
+std::string sites_rows(const std::vector<MemorySite>& sites, bool with_kind_and_age) {
+  std::string h;
+  for (const MemorySite& m : sites)
+    h += fmt::format("<tr><td>{}</td><td>{}</td>{}<td class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>",
+                     m.where ? esc(*m.where) : "(call sites off)", m.api ? esc(*m.api) : "?",
+                     with_kind_and_age ? "<td>" + esc(m.kind) + "</td>" : "", m.count, human_bytes(m.bytes),
+                     with_kind_and_age ? "<td class=\"num\">" + human_ns(m.oldest_age_ns) + "</td>" : "");
+  return h;
+}
+
+std::string oom_section(const Procs& procs) {
+  std::string h;
+  for (const auto& [r, d] : procs) {
+    const OomEvents& o = d->oom;
+    if (o.count == 0) continue;
+    if (h.empty()) h = "<h2 id=\"oom\">Out of memory</h2>";
+    h += fmt::format("<p class=\"oom\" data-pid=\"{}\" data-count=\"{}\" data-denied=\"{}\"><b>{}</b>: {} allocations got "
+                     "CUDA_ERROR_OUT_OF_MEMORY, {} denied by cudashim's policy.</p>",
+                     d->pid, o.count, o.denied_by_policy, esc(label_of(*d)), o.count, o.denied_by_policy);
+    if (!o.has_context) continue;
+    h += fmt::format("<p>The first: <code>{}</code> of {} on device {} ({}{}).</p>", esc(o.api),
+                     human_bytes(o.requested_bytes), o.device, esc(o.reason),
+                     o.context_denied_by_policy ? ", denied by the policy" : "");
+    h += "<table><tr><th>device</th><th>in use</th><th>cap</th><th>cached in the pool</th><th>largest block</th></tr>";
+    for (const OomDevice& dev : o.devices)
+      h += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                       "<td class=\"num\">{} ({})</td></tr>",
+                       dev.device, human_bytes(dev.in_use_bytes), dev.cap_bytes ? human_bytes(dev.cap_bytes) : "none",
+                       human_bytes(dev.cached_bytes), human_bytes(dev.largest_block_bytes), esc(dev.largest_block_basis));
+    h += "</table>";
+    if (!o.top_sites.empty())
+      h += "<table class=\"oom-sites\"><tr><th>holding the memory then</th><th>api</th><th>allocations</th>"
+           "<th>bytes</th></tr>" + sites_rows(o.top_sites, false) + "</table>";
+  }
+  return h;
+}
+
+std::string leaks_section(const Procs& procs) {
+  std::string h = "<h2 id=\"leaks\">Live at exit</h2>";
+  bool any = false;
+  for (const auto& [r, d] : procs) {
+    if (d->leaked_allocations == 0) continue;
+    any = true;
+    h += fmt::format("<p><b>{}</b>: {} in {} allocations.</p><table class=\"leaks\"><tr><th>site</th><th>api</th>"
+                     "<th>kind</th><th>allocations</th><th>bytes</th><th>oldest</th></tr>{}</table>",
+                     esc(label_of(*d)), human_bytes(d->leaked_bytes), d->leaked_allocations, sites_rows(d->leaks, true));
+  }
+  return any ? h : h + "<p>Nothing was live at exit.</p>";
+}
+
+std::string libraries_section(const Procs& procs) {
+  std::string h = "<h2 id=\"libraries\">Libraries</h2><table id=\"libraries-table\"><tr><th>process</th><th>family</th>"
+                  "<th>version</th><th>file</th><th>how, by whom</th><th>why this file</th></tr>";
+  for (const auto& [r, d] : procs)
+    for (const LoadedLibrary& l : d->libraries)
+      h += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}{}</td><td>{}</td></tr>", esc(label_of(*d)),
+                       esc(l.family), esc(l.version.empty() ? "?" : l.version), esc(l.file),
+                       esc(l.how.empty() ? "before cudashim saw" : l.how),
+                       l.loaded_by.empty() ? "" : " by " + esc(l.loaded_by), esc(l.reason));
+  return h + "</table>";
+}
+
+std::string policy_section(const Procs& procs) {
+  std::string h = "<h2 id=\"policy\">Policy, pool and torch's allocator</h2><table id=\"policy-table\"><tr><th>process</th>"
+                  "<th>memory cap</th><th>managed memory</th><th>set by</th><th>framework settings applied</th>"
+                  "<th>pool</th><th>torch's allocator</th></tr>";
+  for (const auto& [r, d] : procs) {
+    const PolicyInForce& p = d->policy;
+    std::string sources, applied, pool, torch;
+    for (const auto& [name, where] : p.sources) sources += esc(name) + " from " + esc(where) + "<br>";
+    for (const AppliedSetting& a : p.applied_env)
+      applied += fmt::format("<code>{}={}</code>{}<br>", esc(a.name), esc(a.value), a.forced ? " (replaced the job's)" : "");
+    if (!d->pool.enabled) pool = "off";
+    else {
+      pool = fmt::format("on, at most {} cached", human_bytes(d->pool.max_cached_bytes));
+      for (const PoolDevice& dev : d->pool.devices)
+        pool += fmt::format("<br>device {}: {} hits, {} misses, {} trims", dev.device, dev.hits, dev.misses, dev.trims);
+    }
+    for (const TorchSnapshot& snap : d->torch)
+      for (const TorchDevice& td : snap.devices)
+        torch += fmt::format("{}device {} at {}: {} allocated of {} reserved ({:.0f}% unallocated){}<br>",
+                             td.fragmented ? "<span class=\"warning\">fragmented</span> " : "", td.device, esc(snap.moment),
+                             human_bytes(td.allocated_bytes), human_bytes(td.reserved_bytes), 100 * td.fragmentation,
+                             td.alloc_retries ? fmt::format(", {} retries", td.alloc_retries) : "");
+    if (torch.empty()) torch = "not read (" + esc(d->torch_state.empty() ? "?" : d->torch_state) + ")";
+    h += fmt::format("<tr><td>{}</td><td>{}{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                     esc(label_of(*d)), p.mem_cap ? esc(*p.mem_cap) : "none",
+                     p.cap_bytes_device0 ? fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0)) : "",
+                     p.present ? esc(p.managed) : "?", p.locked ? ", locked" : "", sources.empty() ? "defaults" : sources,
+                     applied.empty() ? "none" : applied, pool, torch);
+  }
+  return h + "</table>";
+}
+
+// The memory chart's data: per process and device, the stream's samples (seconds, MiB),
+// the report's peak, and the sampling window the peak was first reached in (the first
+// sample whose peak_bytes is the report's peak, and the one before it).
+nlohmann::json memory_data(const Procs& procs, std::vector<std::string>& problems) {
+  nlohmann::json out = nlohmann::json::array();
   for (const auto& [r, d] : procs) {
     const std::string stream = std::filesystem::path(r->path).replace_extension(".ndjson").string();
     std::error_code ec;
@@ -119,51 +300,82 @@ std::string render_html(const std::vector<LoadedReport>& reports, std::vector<st
     std::vector<StreamCounters> samples;
     if (const std::string problem = read_stream(stream, summary, nullptr, &samples); !problem.empty())
       problems.push_back(fmt::format("{}: {} (the memory plot of {} stops there)", shown(stream), problem, label_of(*d)));
-    std::map<int64_t, std::vector<std::pair<double, double>>> per_dev;
+    std::map<int64_t, nlohmann::json> per_dev;
+    std::map<int64_t, std::pair<double, uint64_t>> last;  // previous sample's time and peak
+    std::map<int64_t, nlohmann::json> window;
+    std::map<int64_t, uint64_t> report_peak;
+    for (const DeviceMemory& dev : d->devices) report_peak[dev.device] = dev.peak_bytes;
     for (const StreamCounters& c : samples)
-      for (const DeviceMemory& dev : c.devices) per_dev[dev.device].push_back({c.t_ns / 1e9, dev.live_bytes / 1048576.0});
-    for (auto& [dev, pts] : per_dev) series.push_back({fmt::format("{}, device {}", label_of(*d), dev), std::move(pts)});
+      for (const DeviceMemory& dev : c.devices) {
+        const double t = c.t_ns / 1e9;
+        per_dev[dev.device].push_back({t, dev.live_bytes / 1048576.0});
+        const auto rp = report_peak.find(dev.device);
+        if (rp != report_peak.end() && window[dev.device].is_null() && dev.peak_bytes >= rp->second && rp->second > 0)
+          window[dev.device] = {last.count(dev.device) ? last[dev.device].first : 0.0, t};
+        last[dev.device] = {t, dev.peak_bytes};
+      }
+    for (auto& [dev, pts] : per_dev) {
+      const auto rp = report_peak.find(dev);
+      out.push_back({{"label", fmt::format("{}, device {}", label_of(*d), dev)},
+                     {"points", std::move(pts)},
+                     {"peak_mib", rp != report_peak.end() ? rp->second / 1048576.0 : 0.0},
+                     {"peak_window", window[dev]}});
+    }
   }
-  h += "<h2>Device memory over time</h2>";
-  h += series.empty() ? "<p>No event streams (.ndjson) next to the reports.</p>" : line_chart(series);
-  // Blocked time by call site
-  std::vector<std::tuple<std::string, double, std::string>> sites;
-  for (const auto& [r, d] : procs)
-    for (const Finding& f : d->findings)
-      for (const FindingSite& s : f.sites)
-        sites.emplace_back(s.text(), s.blocked_ns / 1e6,
-                           fmt::format("{:.2f} ms, {} calls, {}", s.blocked_ns / 1e6, s.count, f.id));
-  std::sort(sites.begin(), sites.end(), [](const auto& a, const auto& b) { return std::get<1>(a) > std::get<1>(b); });
-  if (sites.size() > 20) sites.resize(20);
-  h += "<h2>Blocked time by call site</h2>";
-  h += sites.empty() ? "<p>No finding has a call site.</p>" : bar_chart(sites, "#d62728");
-  // Ranks side by side
-  std::vector<std::tuple<std::string, double, std::string>> ranks_mem, ranks_blk;
+  return out;
+}
+
+std::string ranks_section(const Procs& procs) {
+  std::string h;
   for (const auto& [r, d] : procs) {
     if (!d->rank) continue;
-    const uint64_t peak = peak_of(*d);
-    const double b = d->blocked_ns / 1e6;
-    ranks_mem.emplace_back(fmt::format("rank {}", *d->rank), peak / 1048576.0, fmt::format("{:.1f} MiB", peak / 1048576.0));
-    ranks_blk.emplace_back(fmt::format("rank {}", *d->rank), b, fmt::format("{:.2f} ms", b));
+    if (h.empty())
+      h = "<h2 id=\"ranks\">Ranks side by side</h2><table><tr><th>rank</th><th>peak device memory</th><th>blocked</th>"
+          "<th>out-of-memory answers</th></tr>";
+    h += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                     *d->rank, human_bytes(peak_of(*d)), human_ns(d->blocked_ns), d->oom.count);
   }
-  if (!ranks_mem.empty()) {
-    h += "<h2>Ranks side by side</h2><h3>Peak device memory</h3>" + bar_chart(ranks_mem, "#1f77b4");
-    h += "<h3>Blocked time</h3>" + bar_chart(ranks_blk, "#ff7f0e");
+  return h.empty() ? h : h + "</table>";
+}
+
+}  // namespace
+
+std::string render_html(const std::vector<LoadedReport>& reports, std::vector<std::string>& problems) {
+  Procs procs;
+  size_t crashes = 0;
+  for (const auto& r : reports) {
+    if (const auto* p = std::get_if<ProcessReport>(&r.what)) procs.emplace_back(&r, p);
+    if (std::holds_alternative<CrashRecord>(r.what)) ++crashes;
   }
-  // Findings
-  h += "<h2>Findings</h2><table><tr><th>process</th><th>severity</th><th>id</th><th>where</th><th>count</th>"
-       "<th>blocked</th><th>fix</th></tr>";
-  for (const auto& [r, d] : procs) {
-    for (const Finding& f : d->findings)
-      h += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2f} ms</td><td>{}</td></tr>",
-                       esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id),
-                       esc(f.sites.empty() ? std::string("(process-wide)") : f.sites[0].text()), f.count,
-                       f.blocked_ns / 1e6, esc(f.fix));
-    for (const Finding& f : d->library_findings)
-      h += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td></td><td></td><td>{}</td></tr>",
-                       esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id), esc(f.message), esc(f.fix));
-  }
-  h += "</table></body></html>\n";
+  nlohmann::json data = {{"memory", memory_data(procs, problems)}};
+  std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  // Inside <script>, "</" could end the element: JSON allows the slash escaped.
+  for (size_t at = 0; (at = json.find("</", at)) != std::string::npos; at += 3) json.replace(at, 2, "<\\/");
+  std::string h = fmt::format("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>cudashim report</title>"
+                              "<style>{}</style></head><body>",
+                              kPageStyle);
+  h += fmt::format("<h1>cudashim report</h1><p class=\"muted\">{} process report(s), {} flight record(s)</p>", procs.size(),
+                   crashes);
+  h += overview_section(procs, crashes);
+  h += run_section(procs);
+  h += crash_section(reports);
+  h += findings_section(procs);
+  h += oom_section(procs);
+  h += gpu_time_section();
+  h += "<h2 id=\"memory\">Device memory over time</h2>";
+  if (data["memory"].empty())
+    h += "<p>No event streams (.ndjson) next to the reports.</p>";
+  else
+    h += "<p class=\"muted\">One step per sample of the event stream (about one a second): memory between two samples "
+         "is not seen, so the report's true peak is drawn as a dashed line, with the sampling window it was reached in. "
+         "Hover for values; drag to zoom the time axis; double-click to reset.</p>"
+         "<button id=\"memreset\">Reset zoom</button><div id=\"memchart\"></div>";
+  h += leaks_section(procs);
+  h += libraries_section(procs);
+  h += policy_section(procs);
+  h += ranks_section(procs);
+  h += "<div id=\"tip\"></div><script type=\"application/json\" id=\"cudashim-data\">" + json + "</script>";
+  h += fmt::format("<script>{}</script></body></html>\n", kPageScript);
   return h;
 }
 

@@ -1,7 +1,8 @@
 // html_report.h: `cudashim report --html OUT.html`: one self-contained page (inline
-// SVG, no script, no network) with the processes, memory over time per process and
-// device (from the .ndjson streams next to the reports), blocked time by call site,
-// the ranks side by side, and the findings with their fixes.
+// style, script and SVG; no network, no library) with what ran, the crashes, the findings
+// with every site and its stacks, the out-of-memory events, memory over time per process
+// and device (from the .ndjson streams next to the reports), leaks, the libraries and why
+// each file, the policy, the pool and torch's allocator, and the ranks side by side.
 #pragma once
 #include <string>
 #include <vector>

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 namespace cudashim::tools {
 namespace {
 
@@ -21,6 +23,8 @@ RecordedFrame read_frame(const Node& n) {
 FindingSite read_site(const Node& n) {
   FindingSite s;
   s.where = n.get<std::string>("where", "?");
+  s.api = n.get<std::string>("api");
+  for (const Node& py : n.elements("python")) s.python.push_back(py.raw().is_string() ? py.raw().get<std::string>() : "?");
   s.count = n.get<uint64_t>("count");
   s.blocked_ns = n.get<uint64_t>("blocked_ns");
   if (const Node wf = n["where_frame"]; !wf.is_null()) s.where_frame = read_frame(wf);
@@ -66,6 +70,55 @@ TorchDevice read_torch_device(const Node& n) {
   return t;
 }
 
+MemorySite read_memory_site(const Node& n) {
+  return {n.get_optional<std::string>("where"), n.get_optional<std::string>("api"), n.get<std::string>("kind"),
+          n.get<uint64_t>("count"), n.get<uint64_t>("bytes"), n.get<uint64_t>("oldest_age_ns")};
+}
+
+OomEvents read_oom(const Node& oom, const Node& ctx) {
+  OomEvents o;
+  o.count = oom.get<uint64_t>("count");
+  o.denied_by_policy = oom.get<uint64_t>("denied_by_policy");
+  if (ctx.is_null()) return o;
+  o.has_context = true;
+  o.api = ctx.get<std::string>("api", "?");
+  o.reason = ctx.get<std::string>("reason", "?");
+  o.device = ctx.get<int64_t>("device");
+  o.requested_bytes = ctx.get<uint64_t>("requested_bytes");
+  o.context_denied_by_policy = ctx.get<bool>("denied_by_policy");
+  for (const Node& d : ctx.elements("devices"))
+    o.devices.push_back({d.get<int64_t>("device"), d.get<uint64_t>("live_bytes"), d.get<uint64_t>("in_use_bytes"),
+                         d.get<uint64_t>("cached_bytes"), d.get<uint64_t>("cap_bytes"),
+                         d.get<uint64_t>("largest_block_bytes"), d.get<std::string>("largest_block_basis")});
+  for (const Node& t : ctx.elements("top_sites")) o.top_sites.push_back(read_memory_site(t));
+  return o;
+}
+
+PolicyInForce read_policy(const Node& n) {
+  PolicyInForce p;
+  if (n.is_null()) return p;
+  p.present = true;
+  p.mem_cap = n.get_optional<std::string>("mem_cap");
+  p.cap_bytes_device0 = n.get<uint64_t>("cap_bytes_device0");
+  p.managed = n.get<std::string>("managed");
+  p.locked = n.get<bool>("locked");
+  for (const auto& [name, where] : n["sources"].members()) p.sources.emplace_back(name, where.raw().is_string() ? where.raw().get<std::string>() : "?");
+  for (const Node& a : n.elements("applied_env"))
+    p.applied_env.push_back({a.get<std::string>("name", "?"), a.get<std::string>("value"), a.get<bool>("forced")});
+  return p;
+}
+
+PoolStats read_pool(const Node& n) {
+  PoolStats p;
+  p.enabled = n.get<bool>("enabled");
+  p.max_cached_bytes = n.get<uint64_t>("max_cached_bytes");
+  for (const Node& d : n.elements("devices"))
+    p.devices.push_back({d.get<int64_t>("device"), d.get<uint64_t>("cached_bytes"), d.get<uint64_t>("peak_cached_bytes"),
+                         d.get<uint64_t>("hits"), d.get<uint64_t>("misses"), d.get<uint64_t>("bypassed"),
+                         d.get<uint64_t>("trims")});
+  return p;
+}
+
 }  // namespace
 
 ProcessReport read_process_report(Fields& fields) {
@@ -76,10 +129,14 @@ ProcessReport read_process_report(Fields& fields) {
   r.rank = p.get_optional<int64_t>("rank");
   r.host = p.get<std::string>("host");
   r.exe = p.get<std::string>("exe", "?");
+  r.cudashim_version = d.get<std::string>("cudashim_version", "?");
+  for (const Node& a : p.elements("argv")) r.argv.push_back(a.raw().is_string() ? a.raw().get<std::string>() : "?");
+  r.start_unix_ns = p.get<uint64_t>("start_unix_ns");
   const Node drv = d["driver"];
   r.libcuda_dlopen_requests = drv.get<int64_t>("libcuda_dlopen_requests");
   r.libcuda_loaded_null = drv.has("libcuda_loaded") && drv["libcuda_loaded"].is_null();
-  (void)drv.get_optional<std::string>("libcuda_loaded");  // a string when not null
+  r.libcuda_loaded = drv.get_optional<std::string>("libcuda_loaded");
+  r.driver_cuda_version = drv.get<int64_t>("cuda_version");
   for (const auto& [name, row] : d["api"].members())
     r.api.push_back({name, row.get<uint64_t>("calls"), row.get<uint64_t>("errors"), row.get<uint64_t>("last_error"),
                      row.get<uint64_t>("blocked_ns")});
@@ -94,8 +151,19 @@ ProcessReport read_process_report(Fields& fields) {
     for (const Node& t : s.elements("devices")) snap.devices.push_back(read_torch_device(t));
     r.torch.push_back(std::move(snap));
   }
+  r.torch_state = d["torch_memory"].get<std::string>("state");
   for (const Node& l : d.elements("libraries"))
-    r.libraries.push_back({l.get<std::string>("family", "?"), l.get<std::string>("file", "?")});
+    r.libraries.push_back({l.get<std::string>("family", "?"), l.get<std::string>("file", "?"), l.get<std::string>("path"),
+                           l.get<std::string>("version"), l.get<std::string>("linkage"), l.get<std::string>("how"),
+                           l.get<std::string>("loaded_by"), l.get<std::string>("requested"),
+                           l.get<std::string>("reason")});
+  r.oom = read_oom(d["oom"], d["oom_context"]);
+  const Node leaks = d["leaks"];
+  r.leaked_allocations = leaks.get<uint64_t>("live_allocations");
+  r.leaked_bytes = leaks.get<uint64_t>("live_bytes");
+  for (const Node& l : leaks.elements("by_site")) r.leaks.push_back(read_memory_site(l));
+  r.policy = read_policy(d["policy"]);
+  r.pool = read_pool(d["pool"]);
   return r;
 }
 
@@ -114,6 +182,17 @@ CrashRecord read_crash_record(Fields& fields) {
       th.last_calls.push_back({call.get<std::string>("api", "?"), call.get<int64_t>("result")});
     c.threads.push_back(std::move(th));
   }
+  // Addresses are hex strings, as fault_address is; one that is no hex number reads as 0.
+  const auto hex = [](const Node& n, std::string_view key) {
+    const std::string text = n.get<std::string>(key, "0x0");
+    return text.rfind("0x", 0) == 0 ? std::strtoull(text.c_str() + 2, nullptr, 16) : 0ull;
+  };
+  const Node bt = d["backtrace"];
+  c.backtrace_source = bt.get<std::string>("source");
+  for (const Node& f : bt.elements("frames"))
+    c.backtrace.push_back({hex(f, "address"), f.get<bool>("pc"), f.get<int64_t>("module"), f.get<uint64_t>("file_offset"), {}});
+  for (const Node& m : bt.elements("modules"))
+    c.modules.push_back({m.get<std::string>("path"), hex(m, "base"), m.get<uint64_t>("size"), m.get<int64_t>("mtime_ns")});
   return c;
 }
 

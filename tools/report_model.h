@@ -25,10 +25,13 @@ struct RecordedFrame {
 
 struct FindingSite {
   std::string where;                             // as recorded ("?" when missing)
+  std::string api;                               // the exact ABI called there
   std::optional<RecordedFrame> where_frame;      // when recorded as an object
   std::optional<std::vector<std::optional<RecordedFrame>>> frames;  // when recorded; null frames stay null
   uint64_t count = 0, blocked_ns = 0;
+  std::vector<std::string> python;               // the Python stack at the first hit, innermost first
   std::optional<std::string> where_source;       // the resolved text of where_frame (report_reader.cpp)
+  std::vector<std::string> native_source;        // each of frames resolved (report_reader.cpp)
   // The text of the site for people: the resolved source line when there is one, else `where`.
   const std::string& text() const { return where_source ? *where_source : where; }
 };
@@ -64,15 +67,72 @@ struct TorchSnapshot {
   std::vector<TorchDevice> devices;
 };
 
+// libraries[]: what was loaded, and how and why that file.
 struct LoadedLibrary {
-  std::string family, file;
+  std::string family, file, path, version, linkage, how, loaded_by, requested, reason;
+};
+
+// A call site holding memory: leaks.by_site[], oom_context.top_sites[].
+struct MemorySite {
+  std::optional<std::string> where, api;
+  std::string kind;
+  uint64_t count = 0, bytes = 0, oldest_age_ns = 0;
+};
+
+struct OomDevice {
+  int64_t device = 0;
+  uint64_t live_bytes = 0, in_use_bytes = 0, cached_bytes = 0, cap_bytes = 0, largest_block_bytes = 0;
+  std::string largest_block_basis;
+};
+
+// oom and oom_context: how many, and the first one as it was.
+struct OomEvents {
+  uint64_t count = 0, denied_by_policy = 0;
+  bool has_context = false;
+  std::string api, reason;
+  int64_t device = 0;
+  uint64_t requested_bytes = 0;
+  bool context_denied_by_policy = false;
+  std::vector<OomDevice> devices;
+  std::vector<MemorySite> top_sites;
+};
+
+struct AppliedSetting {
+  std::string name, value;
+  bool forced = false;
+};
+
+// policy: the allocator policy in force.
+struct PolicyInForce {
+  bool present = false;
+  std::optional<std::string> mem_cap;
+  uint64_t cap_bytes_device0 = 0;
+  std::string managed;
+  bool locked = false;
+  std::vector<std::pair<std::string, std::string>> sources;  // setting, where it came from
+  std::vector<AppliedSetting> applied_env;
+};
+
+struct PoolDevice {
+  int64_t device = 0;
+  uint64_t cached_bytes = 0, peak_cached_bytes = 0, hits = 0, misses = 0, bypassed = 0, trims = 0;
+};
+
+struct PoolStats {
+  bool enabled = false;
+  uint64_t max_cached_bytes = 0;
+  std::vector<PoolDevice> devices;
 };
 
 // A per-process report, cudashim.report/1 (docs/report-schema.md).
 struct ProcessReport {
   int64_t pid = 0;
   std::optional<int64_t> rank;
-  std::string host, exe;
+  std::string host, exe, cudashim_version;
+  std::vector<std::string> argv;
+  uint64_t start_unix_ns = 0;
+  std::optional<std::string> libcuda_loaded;
+  int64_t driver_cuda_version = 0;   // driver.cuda_version (12090 = CUDA 12.9), 0 unknown
   int64_t libcuda_dlopen_requests = 0;
   bool libcuda_loaded_null = false;  // driver.libcuda_loaded is present and null: no driver
   std::vector<ApiRow> api;           // sorted by name
@@ -80,7 +140,13 @@ struct ProcessReport {
   std::vector<Finding> findings, library_findings;
   std::vector<DeviceMemory> devices;
   std::vector<TorchSnapshot> torch;
+  std::string torch_state;
   std::vector<LoadedLibrary> libraries;
+  OomEvents oom;
+  uint64_t leaked_allocations = 0, leaked_bytes = 0;
+  std::vector<MemorySite> leaks;  // by site, largest first
+  PolicyInForce policy;
+  PoolStats pool;
 };
 
 struct CrashCall {
@@ -93,12 +159,30 @@ struct CrashThread {
   std::vector<CrashCall> last_calls;
 };
 
+// One frame of the flight record's backtrace, and the module file it lies in.
+struct CrashFrame {
+  uint64_t address = 0;      // in the crashed process
+  bool pc = false;           // the interrupted instruction itself, not a return address
+  int64_t module = -1;       // index in CrashRecord::modules, -1 when no file held it
+  uint64_t file_offset = 0;  // of the address in that module's file
+  std::optional<std::string> source;  // resolved against the file now (report_reader.cpp)
+};
+
+struct CrashModule {
+  std::string path;
+  uint64_t base = 0, size = 0;
+  int64_t mtime_ns = 0;
+};
+
 // A flight record, cudashim.crash/1 (docs/crash-schema.md).
 struct CrashRecord {
   int64_t pid = 0;
   std::string reason, signal_name, fault_address, api;
   uint64_t result = 0;
   std::vector<CrashThread> threads;
+  std::string backtrace_source;      // signal_frame, caller; "" in a record without a backtrace
+  std::vector<CrashFrame> backtrace; // innermost first
+  std::vector<CrashModule> modules;
 };
 
 // A snapshot or exit line of an event stream: the counters as of t_ns.

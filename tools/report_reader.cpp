@@ -15,28 +15,15 @@
 #include "catalog/findings.h"
 #include "recorder/utf8.h"
 #include "symbols/debug_lines.h"
+#include "symbols/link_address.h"
 #include "symbols/symtab.h"
 #include "tools/input_files.h"
+#include "tools/text_units.h"
 
 namespace fs = std::filesystem;
 
 namespace cudashim::tools {
 namespace {
-
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) v /= 1024, ++u;
-  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
-}
-
-std::string human_ns(uint64_t ns) {
-  if (ns >= 1000000000ull) return fmt::format("{:.2f} s", ns / 1e9);
-  if (ns >= 1000000ull) return fmt::format("{:.1f} ms", ns / 1e6);
-  if (ns >= 1000ull) return fmt::format("{:.1f} us", ns / 1e3);
-  return fmt::format("{} ns", ns);
-}
 
 // The CUDA driver's names for the result codes a summary is likely to show.
 std::string cu_error_name(uint64_t code) {
@@ -188,11 +175,42 @@ void complete_findings(ProcessReport& r, nlohmann::json& doc) {
         }
         if (site.frames) {
           nlohmann::json texts = nlohmann::json::array();
-          for (const auto& fr : *site.frames) texts.push_back(resolve_frame(fr)["text"]);
+          for (const auto& fr : *site.frames) {
+            texts.push_back(resolve_frame(fr)["text"]);
+            site.native_source.push_back(texts.back().get<std::string>());
+          }
           js["native_source"] = std::move(texts);
         }
       }
     }
+  }
+}
+
+// Each frame of a flight record's backtrace resolved against its module file as it is now
+// (CrashFrame::source, and "source" in the document --json prints). The record holds file
+// offsets (recorder/backtrace.h): the file's PT_LOAD segments give the link-time address.
+// pre: the model was read from `doc` without a problem.
+void complete_backtrace(CrashRecord& c, nlohmann::json& doc) {
+  for (size_t i = 0; i < c.backtrace.size(); ++i) {
+    CrashFrame& f = c.backtrace[i];
+    std::optional<RecordedFrame> rec;
+    if (f.module >= 0 && static_cast<size_t>(f.module) < c.modules.size()) {
+      const CrashModule& m = c.modules[static_cast<size_t>(f.module)];
+      const ModuleNow& now = module_now(m.path);
+      // A file that is gone or unreadable keeps the offset: resolve_frame says what is wrong.
+      rec = RecordedFrame{m.path, f.file_offset, "", m.size, m.mtime_ns};
+      if (now.exists && now.error.empty()) {
+        const auto at = symbols::link_address_of_offset(m.path, f.file_offset);
+        rec->address = at ? std::optional<uint64_t>(*at + (f.pc ? 1 : 0)) : std::nullopt;  // +1: resolve_frame looks
+      }                                                                                      // one byte before
+    }
+    nlohmann::json where = resolve_frame(rec);
+    if (rec && !rec->address && where["status"] == "unknown")
+      where["text"] = fmt::format("{}+{:#x} (no loaded segment of the file holds it)",
+                                  fs::path(*rec->file).filename().string(), f.file_offset);
+    if (!rec) where["text"] = fmt::format("{:#x} (in no file)", f.address);
+    f.source = where["text"].get<std::string>();
+    doc["backtrace"]["frames"][i]["source"] = std::move(where);
   }
 }
 
@@ -216,6 +234,7 @@ std::string add_document(const std::string& path, std::vector<LoadedReport>& out
   if (schema == "cudashim.crash/1") {
     CrashRecord c = read_crash_record(fields);
     if (!fields.ok()) return fields.problem() + damaged;
+    complete_backtrace(c, *doc);
     out.push_back({path, std::move(*doc), std::move(c)});
     return "";
   }
@@ -245,6 +264,97 @@ std::string add_stream(const std::string& path, std::vector<LoadedReport>& out) 
 bool is_stream(const std::string& path) { return fs::path(path).extension() == ".ndjson"; }
 
 std::string stream_sibling(const std::string& path) { return fs::path(path).replace_extension(".json").string(); }
+
+// Text from a file, as the terminal gets it: no escape sequence of a report reaches it.
+std::string t(const std::string& s) { return shown(s); }
+
+std::string site_text(const MemorySite& m) {
+  return fmt::format("{}{}", m.where ? t(*m.where) : std::string("(call sites off)"),
+                     m.api ? fmt::format(" ({})", t(*m.api)) : std::string());
+}
+
+// What ran, where, with what: the command line, host, cudashim and the CUDA stack.
+std::string run_metadata(const ProcessReport& d) {
+  std::string cmd;
+  for (const std::string& a : d.argv) cmd += (cmd.empty() ? "" : " ") + t(a);
+  std::string out = fmt::format("  command: {}\n", cmd.empty() ? "?" : cmd);
+  std::string runtimes;
+  for (const LoadedLibrary& l : d.libraries)
+    if (l.family == "cudart")
+      runtimes += fmt::format("{}{}{}", runtimes.empty() ? "" : ", ", l.version.empty() ? "?" : t(l.version),
+                              l.linkage == "static" ? " (static)" : "");
+  std::string driver = d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded");
+  if (d.driver_cuda_version > 0) driver += fmt::format(" (CUDA {})", cuda_version_text(d.driver_cuda_version));
+  out += fmt::format("  host {}, cudashim {}, driver {}, CUDA runtime {}\n", t(d.host), t(d.cudashim_version), driver,
+                     runtimes.empty() ? "none loaded" : runtimes);
+  return out;
+}
+
+// Out-of-memory answers: how many, who refused, and the first one's context.
+std::string oom_text(const OomEvents& o, const char* yellow, const char* reset) {
+  if (o.count == 0) return "";
+  std::string out = fmt::format("  {}out of memory:{} {} allocation{} got CUDA_ERROR_OUT_OF_MEMORY, {} of them denied by "
+                                "cudashim's policy\n", yellow, reset, o.count, o.count == 1 ? "" : "s", o.denied_by_policy);
+  if (!o.has_context) return out;
+  out += fmt::format("    the first: {} of {} on device {} ({}{})\n", t(o.api), human_bytes(o.requested_bytes), o.device,
+                     t(o.reason), o.context_denied_by_policy ? ", denied by the policy" : "");
+  for (const OomDevice& dev : o.devices)
+    out += fmt::format("    device {} then: {} in use{}{}, largest block {} ({})\n", dev.device,
+                       human_bytes(dev.in_use_bytes),
+                       dev.cap_bytes ? fmt::format(" of a {} cap", human_bytes(dev.cap_bytes)) : std::string(),
+                       dev.cached_bytes ? fmt::format(", {} cached in the pool", human_bytes(dev.cached_bytes)) : "",
+                       human_bytes(dev.largest_block_bytes), t(dev.largest_block_basis));
+  for (const MemorySite& m : o.top_sites)
+    out += fmt::format("    {:>10} in {} allocation{} at {}\n", human_bytes(m.bytes), m.count, m.count == 1 ? "" : "s",
+                       site_text(m));
+  return out;
+}
+
+// Allocations still live at exit, by the call site that made them.
+std::string leaks_text(const ProcessReport& d) {
+  if (d.leaked_allocations == 0) return "";
+  std::string out = fmt::format("  live at exit: {} in {} allocations\n", human_bytes(d.leaked_bytes), d.leaked_allocations);
+  for (const MemorySite& m : d.leaks)
+    out += fmt::format("    {:>10} in {} {} allocation{} at {}, the oldest {} old\n", human_bytes(m.bytes), m.count,
+                       t(m.kind), m.count == 1 ? "" : "s", site_text(m), human_ns(m.oldest_age_ns));
+  return out;
+}
+
+// The CUDA-family libraries: which file, loaded by whom, and why that file.
+std::string libraries_text(const ProcessReport& d) {
+  if (d.libraries.empty()) return "";
+  std::string out = "  libraries:\n";
+  for (const LoadedLibrary& l : d.libraries) {
+    std::string how = l.how.empty() ? "loaded before cudashim saw why" : t(l.how);
+    if (!l.loaded_by.empty()) how += " by " + t(fs::path(l.loaded_by).filename().string());
+    out += fmt::format("    {} {} {}: {}{}\n", t(l.family), l.version.empty() ? "?" : t(l.version), t(l.file), how,
+                       l.reason.empty() ? std::string() : fmt::format("; {}", t(l.reason)));
+  }
+  return out;
+}
+
+// The allocator policy in force, and what it set.
+std::string policy_text(const PolicyInForce& p) {
+  if (!p.present) return "";
+  std::string out = fmt::format("  policy: memory cap {}", p.mem_cap ? t(*p.mem_cap) : std::string("none"));
+  if (p.cap_bytes_device0) out += fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0));
+  out += fmt::format(", managed memory {}{}\n", t(p.managed), p.locked ? ", locked by the administrator" : "");
+  for (const auto& [name, where] : p.sources) out += fmt::format("    {} from {}\n", t(name), t(where));
+  for (const AppliedSetting& a : p.applied_env)
+    out += fmt::format("    set {}={}{}\n", t(a.name), t(a.value), a.forced ? " (replacing the job's value)" : "");
+  return out;
+}
+
+// cudashim's own pool, when it was on.
+std::string pool_text(const PoolStats& p) {
+  if (!p.enabled) return "";
+  std::string out = fmt::format("  pool: on, at most {} cached per device\n", human_bytes(p.max_cached_bytes));
+  for (const PoolDevice& dev : p.devices)
+    out += fmt::format("    device {}: {} hits, {} misses, {} bypassed, {} trims; {} cached at exit (peak {})\n",
+                       dev.device, dev.hits, dev.misses, dev.bypassed, dev.trims, human_bytes(dev.cached_bytes),
+                       human_bytes(dev.peak_cached_bytes));
+  return out;
+}
 
 }  // namespace
 
@@ -371,9 +481,13 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
   const char* bold = color ? "\033[1m" : "";
   const char* yellow = color ? "\033[33m" : "";
   const char* reset = color ? "\033[0m" : "";
-  // Text from a file, as the terminal gets it: no escape sequence of a report reaches it.
-  const auto t = [](const std::string& s) { return shown(s); };
   std::string out;
+  // A process that left a flight record crashed: its stream's missing exit line is that
+  // crash, not a SIGKILL. (A folder lists <base>-crash.json before <base>.ndjson.)
+  std::map<int64_t, std::string> crashed;
+  for (const LoadedReport& r : reports)
+    if (const auto* c = std::get_if<CrashRecord>(&r.what))
+      crashed[c->pid] = c->reason == "signal" ? c->signal_name : fmt::format("{} returned {}", c->api, c->result);
   for (const LoadedReport& r : reports) {
     if (const auto* c = std::get_if<CrashRecord>(&r.what)) {  // a flight record: what happened, the last calls
       out += fmt::format("{}CRASH{} process {}: ", bold, reset, c->pid);
@@ -389,6 +503,12 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
                                lc[i].result ? fmt::format(" -> {}", lc[i].result) : "");
         out += fmt::format("  thread {}: {} calls; last: {}\n", th.tid, th.calls, calls);
       }
+      if (!c->backtrace.empty()) {
+        out += fmt::format("  backtrace of the {} thread:\n", c->backtrace_source == "signal_frame" ? "faulting" : "writing");
+        for (size_t i = 0; i < c->backtrace.size() && i < 16; ++i)
+          out += fmt::format("    #{:<2} {}\n", i, t(c->backtrace[i].source.value_or("?")));
+        if (c->backtrace.size() > 16) out += fmt::format("    ... {} more frames (--json has them)\n", c->backtrace.size() - 16);
+      }
       out += fmt::format("  record: {}\n", t(r.path));
       continue;
     }
@@ -399,6 +519,9 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       const std::string by = s->signal.empty() ? "" : fmt::format(" after a {} line", t(s->signal));
       if (s->ended)
         out += fmt::format("ends with its exit line at {:.1f} s{}\n", secs, by);
+      else if (const auto crash = crashed.find(s->pid); crash != crashed.end())
+        out += fmt::format("stops at {:.1f} s: the process crashed ({}; its flight record is shown above)\n", secs,
+                           t(crash->second));
       else if (!s->signal.empty())
         out += fmt::format("stops at {:.1f} s{}: {} ended the process before its report was written\n", secs, by,
                            t(s->signal));
@@ -422,6 +545,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     const ProcessReport& d = std::get<ProcessReport>(r.what);
     const std::string rank = d.rank ? fmt::format(" rank {}", *d.rank) : "";
     out += fmt::format("{}process {}{}{}: {}\n", bold, d.pid, rank, reset, t(d.exe));
+    out += run_metadata(d);
     // No driver: the program asked for libcuda and none is loaded.
     if (d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null)
       out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",
@@ -445,10 +569,15 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (size_t i = 0; i < blocked.size() && i < 5; ++i)
       out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
                          calls_of[blocked[i].second]);
-    for (const Finding& f : d.findings)
+    // Every site of each finding: the second one is as much the job's to fix as the first.
+    for (const Finding& f : d.findings) {
       out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}\n", f.severity == "info" ? "" : yellow, t(f.id),
                          reset, f.count, human_ns(f.blocked_ns),
                          f.sites.empty() ? std::string("(process-wide)") : t(f.sites[0].text()));
+      for (size_t i = 1; i < f.sites.size(); ++i)
+        out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}\n", "", f.sites[i].count,
+                           human_ns(f.sites[i].blocked_ns), t(f.sites[i].text()));
+    }
     // What is wrong with the libraries, driver and device code the process loaded.
     for (const Finding& f : d.library_findings)
       out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity == "info" ? "" : yellow, t(f.id), reset,
@@ -456,6 +585,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (const DeviceMemory& dev : d.devices)
       out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                          human_bytes(dev.live_bytes));
+    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d) + policy_text(d.policy) + pool_text(d.pool);
     // PyTorch's own counters against what the process holds (the torch_memory section).
     for (const TorchSnapshot& snap : d.torch)
       for (const TorchDevice& td : snap.devices) {

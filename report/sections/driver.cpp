@@ -5,13 +5,14 @@
 
 namespace cudashim::report {
 
-void write_driver(JsonWriter& w, const ReportContext&) {
+void write_driver(JsonWriter& w, const ReportContext& c) {
   auto o = w.object();
   w.member("libcuda_dlopen_requests",
            recorder::g_events[static_cast<int>(recorder::Event::libcuda_dlopen_requests)].load(std::memory_order_relaxed));
   const std::string libcuda = recorder::loaded_libcuda();
   w.key("libcuda_loaded");
   if (libcuda.empty()) w.null(); else w.value(libcuda);
+  w.member("cuda_version", c.libraries.driver_version);
 }
 
 }  // namespace cudashim::report

@@ -31,7 +31,8 @@ static void own_handler(int sig, siginfo_t* info, void* ctx) {
 static std::atomic<int> g_usr1{0};
 static void on_usr1(int) { g_usr1.fetch_add(1); }
 
-[[noreturn]] static void fault() {
+// noinline: the flight record's backtrace must name it (tests/preload/crash.py).
+[[noreturn]] __attribute__((noinline)) static void fault() {
   volatile int* null = nullptr;
   *null = 42;  // SIGSEGV
   __builtin_unreachable();

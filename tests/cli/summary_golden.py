@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""summary_golden.py CLI FIXTURE_DIR GOLDEN: the text summary of `cudashim report` on saved
+runs (issue 21), compared line by line with GOLDEN.
+
+FIXTURE_DIR holds (as saved-<name>, the names .gitignore would skip) what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
+(denials on every path: out-of-memory context, top sites, leaks by site, the policy from
+CUDASHIM_MEM_CAP), for sync_rules churn_after_oom with CUDASHIM_POOL=1 (the pool, a
+driver out-of-memory), both from the base build of 2026-12-01 with their paths moved under
+/nonexistent (so no frame resolves against a file of this machine), and a flight record
+of a SIGSEGV with its backtrace next to the event stream that process left (no exit line).
+
+The summary must show, per process: the command, host, cudashim and the CUDA runtime; every
+site of every finding; the out-of-memory events with the first one's context and top sites;
+the allocations live at exit by site; each library with who loaded it and why that file;
+the policy and where it came from; the pool. The crash is told once: the record with its
+backtrace, and its stream as "crashed (SIGSEGV ...)", never as killed (SIGKILL).
+Set CUDASHIM_UPDATE_GOLDEN=1 to rewrite GOLDEN from this build.
+"""
+import difflib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+cli, fixture, golden = sys.argv[1:4]
+with tempfile.TemporaryDirectory() as out:
+    runs = os.path.join(out, "runs")
+    os.mkdir(runs, 0o700)
+    for f in os.listdir(fixture):  # saved-cudashim-*: the names the shim gives, kept out of .gitignore's way
+        if f.startswith("saved-"):
+            shutil.copy(os.path.join(fixture, f), os.path.join(runs, f[len("saved-"):]))
+            os.chmod(os.path.join(runs, f[len("saved-"):]), 0o600)
+    p = subprocess.run([cli, "report", runs], capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"),
+                       timeout=60)
+    got = p.stdout.replace(runs, "<RUNS>")
+if p.returncode != 0 or p.stderr:
+    print(f"FAIL: cudashim report exited {p.returncode}: {p.stderr[-500:]}")
+    sys.exit(1)
+if os.environ.get("CUDASHIM_UPDATE_GOLDEN") == "1":
+    open(golden, "w").write(got)
+    print(f"updated {golden}")
+    sys.exit(0)
+want = open(golden).read()
+errors = []
+if got != want:
+    errors.append("the summary differs from the golden file:\n" +
+                  "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden", "now")))
+# What the golden file must hold whatever it is regenerated from (issue 21).
+for needed in ("command: /nonexistent/build/bin/cap_paths", "out of memory:", "the first: cuMemAlloc_v2 of 4.0 MiB",
+               "at cap_paths+0x1524", "live at exit: 72.0 MiB in 3 allocations", "libraries:", "in LD_LIBRARY_PATH",
+               "policy: memory cap 10485760", "MEM_CAP from CUDASHIM_MEM_CAP", "pool: on", "backtrace of the faulting thread",
+               "the process crashed (SIGSEGV"):
+    if needed not in got:
+        errors.append(f"the summary lacks '{needed}'")
+if "SIGKILL" in got:
+    errors.append("a crashed process is also told as killed (SIGKILL)")
+for e in errors:
+    print("FAIL: " + e)
+print("ok: the summary matches its golden file" if not errors else "")
+sys.exit(1 if errors else 0)
