@@ -183,7 +183,8 @@ void rescan(bool force) {
   try {
     policy::LiveDriverFacts facts;
     facts.driver_version = live_driver_version();
-    for (const std::string& line : policy::libraries_rescan(facts, force)) log_message(LogLevel::warn, "{}", line);
+    for (const policy::LiveLine& line : policy::libraries_rescan(facts, force))
+      log_message(line.severity == Severity::info ? LogLevel::info : LogLevel::warn, "{}", line.text);
   } catch (...) {
   }
 }

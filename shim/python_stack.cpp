@@ -20,6 +20,7 @@
 //    "<shim>" code of the interpreter trampoline) are skipped.
 //    CUDASHIM_PYTHON_STACKS=0 turns both readers off.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "policy/user_frame.h"
 #include "recorder/callsites.h"
 #include "shim/real_dl.h"
 #include "shim/sync_observer.h"
@@ -168,12 +170,36 @@ void copy_ascii(char* dst, size_t n, const void* str) {
 
 bool gil_held() { return g_py.is_initialized() != 0 && g_py.gil_check() == 1; }
 
+// co_filename of a code object, for policy::code_owner's first lookup of it.
+void iframe_code_file(const void* code, char* buf, size_t n) {
+  copy_ascii(buf, n, reinterpret_cast<const void*>(word(code, g_layout.filename_off)));
+}
+void copy_text(char* dst, size_t n, PyObj* obj);
+void api_code_file(const void* code, char* buf, size_t n) {
+  PyObj* file = g_py.getattr(const_cast<PyObj*>(code), "co_filename");
+  copy_text(buf, n, file);
+  if (file) g_py.decref(file);
+}
+bool is_user(policy::FrameOwner o) { return o == policy::FrameOwner::user || o == policy::FrameOwner::unknown; }
+constexpr int kUserSearchDepth = 48;  // frames walked out from the innermost one to find the user's
+
 void locate(recorder::PyLocation& out) {
   if (g_py.is_initialized() == 0) return;
   if (g_py.iframe_line != nullptr) {  // 3.12, 3.13: with or without the GIL, no line yet
     if (const void* f = current_iframe()) {
-      out.code = reinterpret_cast<const void*>(word(f, 0));
-      out.ip = reinterpret_cast<const void*>(word(f, kInstrOff));
+      // The site is the innermost frame of the user's code (policy/user_frame.h): walk out
+      // past the frameworks' and the standard library's frames, one cached lookup each.
+      const void* site = f;
+      if (g_layout.filename_off >= 0) {
+        const void* p = f;
+        for (int guard = 0; p != nullptr && guard < kUserSearchDepth; ++guard, p = reinterpret_cast<const void*>(word(p, kPrevOff)))
+          if (is_python_frame(p) && is_user(policy::code_owner(reinterpret_cast<const void*>(word(p, 0)), iframe_code_file))) {
+            site = p;
+            break;
+          }
+      }
+      out.code = reinterpret_cast<const void*>(word(site, 0));
+      out.ip = reinterpret_cast<const void*>(word(site, kInstrOff));
       return;
     }
   }
@@ -183,7 +209,25 @@ void locate(recorder::PyLocation& out) {
     PyObj* code = g_py.frame_code(frame);
     out.code = code;  // identity only
     out.line = g_py.line_number(frame);
-    g_py.decref(code);
+    // Out to the user's frame (frame_back gives new references).
+    PyObj* owned = nullptr;
+    for (int guard = 0; guard < kUserSearchDepth && !is_user(policy::code_owner(code, api_code_file)); ++guard) {
+      PyObj* back = g_py.frame_back(frame);
+      g_py.decref(code);
+      code = nullptr;
+      if (owned) g_py.decref(owned);
+      owned = back;
+      frame = back;
+      if (frame == nullptr) break;
+      code = g_py.frame_code(frame);
+      if (is_user(policy::code_owner(code, api_code_file))) {
+        out.code = code;
+        out.line = g_py.line_number(frame);
+        break;
+      }
+    }
+    if (code) g_py.decref(code);
+    if (owned) g_py.decref(owned);
     return;
   }
 }
@@ -243,10 +287,29 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
 
 int capture(recorder::PyFrameText* frames, int max) {
   if (g_py.is_initialized() == 0) return 0;
-  return gil_held() ? capture_with_gil(frames, max) : capture_without_gil(frames, max);
+  // Read deeper than the site keeps, so that the user's frame is in it however many
+  // framework frames lie under it (policy::keep_user_frame picks what is kept).
+  recorder::PyFrameText all[kUserSearchDepth];
+  const int n = gil_held() ? capture_with_gil(all, kUserSearchDepth) : capture_without_gil(all, kUserSearchDepth);
+  return policy::keep_user_frame(all, n, frames, max);
 }
 
 std::atomic<int> g_state{0};  // 0 not looked, 3 installing, 1 ready, 2 absent
+
+// The program's argv for policy::configure_user_frames, once, into a static buffer.
+void read_program_argv() {
+  static char buf[4096];
+  static const char* argv[32];
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  int argc = 0;
+  for (ssize_t i = 0; i < n && argc < 32; i += static_cast<ssize_t>(std::strlen(buf + i)) + 1) argv[argc++] = buf + i;
+  policy::configure_user_frames(argv, argc);
+}
 
 }  // namespace
 
@@ -280,6 +343,7 @@ void install_python_readers() {
       a.iframe_line = nullptr;
     }
     g_py = a;
+    read_program_argv();
     recorder::g_py_capture.store(capture, std::memory_order_release);
     recorder::g_py_locate.store(locate, std::memory_order_release);
   }
