@@ -214,7 +214,7 @@ uint64_t dl_calls() {
 
 }  // namespace
 
-std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force) {
+std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool force) {
   // The driver bridge's files, outside the lock (BridgeFiles): once a re-read saw libcuda
   // loaded, and at the final one.
   std::optional<BridgeFiles> files;
@@ -277,13 +277,13 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
   for (auto& f : live_library_rules(in)) findings.push_back(std::move(f));
   bool driver_loaded = false;
   for (const auto& l : s.libs) driver_loaded = driver_loaded || l.family == "cuda";
-  std::vector<std::string> lines;
+  std::vector<LiveLine> lines;
   if (!s.bridge_done && driver_loaded) {
     if (files) {
       s.bridge = driver_bridge_live(s.libs, *files);
       s.bridge_done = true;
       g_bridge_done.store(true, std::memory_order_release);
-      if (!files->problem.empty()) lines.push_back(files->problem);
+      if (!files->problem.empty()) lines.push_back({Severity::warning, files->problem});
     } else {
       g_bridge_wanted.store(true, std::memory_order_release);  // read on the next re-read, before the lock
     }
@@ -301,7 +301,7 @@ std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool for
     if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
-    lines.push_back(fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().fix));
+    lines.push_back({f.info().severity, fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().fix)});
     recorder::stream_event(recorder::LibraryFindingEvent{f});
   }
   s.findings = std::move(findings);

@@ -22,10 +22,17 @@ struct LiveDriverFacts {
   int driver_version = 0;  // cuDriverGetVersion (12080 = CUDA 12.8), 0 when unknown
 };
 
+// A live line of the library watcher and the severity of what it says: an info finding (nothing
+// to do, or nothing wrong) is logged at the info level, never as a warning.
+struct LiveLine {
+  Severity severity;
+  std::string text;
+};
+
 // Re-reads the inventory if anything changed since the last call (always when
 // `force`); returns one log line per finding not reported before. Thread-safe
 // (one re-read at a time); cold: allocates, walks the loaded objects.
-std::vector<std::string> libraries_rescan(const LiveDriverFacts& facts, bool force);
+std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool force);
 
 // A library load or unload seen by a re-read, for the trace and the report.
 struct LibraryEvent {

@@ -118,7 +118,7 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
   };
   std::map<std::string, Group> jit, none;
   for (const auto& m : *in.loads) {
-    auto* g = m.coverage == "ptx_jit" ? &jit[m.caller] : (m.coverage == "none" || m.result == 209) ? &none[m.caller] : nullptr;
+    auto* g = m.coverage == "ptx_jit" ? &jit[m.who()] : (m.coverage == "none" || m.result == 209) ? &none[m.who()] : nullptr;
     if (g == nullptr) continue;
     g->loads++, g->ns += m.dt_ns, g->sm = m.sm;
     g->bytes += m.coverage == "ptx_jit" ? m.ptx_jit_bytes : m.bytes;
@@ -131,16 +131,16 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
   };
   for (const auto& [caller, g] : jit)
     out.push_back({FindingId::module_ptx_jit, caller,
-                   fmt::format("{} loaded device code with no SASS for sm_{}: {} of PTX JIT-compiled", caller, g.sm, mib(g.bytes)),
+                   fmt::format("device code of {} loaded with no SASS for sm_{}: {} of PTX JIT-compiled", caller, g.sm, mib(g.bytes)),
                    evidence(g)});
   for (const auto& [caller, g] : none)
     out.push_back({FindingId::module_no_kernel_image, caller,
-                   fmt::format("{} loaded device code with no kernel image for sm_{}", caller, g.sm), evidence(g)});
+                   fmt::format("device code of {} loaded with no kernel image for sm_{}", caller, g.sm), evidence(g)});
   // Device code loaded at run time that is mostly for other GPUs: the bytes the process
   // mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
   if (in.modules.sass_bytes >= (64ull << 20) && in.modules.sass_bytes_for_sm * 2 < in.modules.sass_bytes) {
-    std::map<std::string, std::pair<uint64_t, uint64_t>> by;  // caller -> (SASS, SASS for this GPU)
-    for (const auto& m : *in.loads) by[m.caller].first += m.sass_bytes, by[m.caller].second += m.sass_bytes_for_sm;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> by;  // owner (else caller) -> (SASS, SASS for this GPU)
+    for (const auto& m : *in.loads) by[m.who()].first += m.sass_bytes, by[m.who()].second += m.sass_bytes_for_sm;
     std::vector<std::pair<uint64_t, std::string>> top;
     for (const auto& [c, b] : by) top.emplace_back(b.first - std::min(b.first, b.second), c);
     std::sort(top.rbegin(), top.rend());
@@ -153,7 +153,7 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
   }
   if (in.modules.ns >= in.slow_load_ns) {
     std::map<std::string, uint64_t> by_caller;
-    for (const auto& m : *in.loads) by_caller[m.caller] += m.dt_ns;
+    for (const auto& m : *in.loads) by_caller[m.who()] += m.dt_ns;
     std::vector<std::pair<uint64_t, std::string>> top;
     for (const auto& [c, ns] : by_caller) top.emplace_back(ns, c);
     std::sort(top.rbegin(), top.rend());

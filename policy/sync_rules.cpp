@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "policy/fragmentation.h"
+#include "policy/user_frame.h"
 #include "recorder/clock.h"
 #include "recorder/events.h"
 #include "recorder/thread_slots.h"
@@ -26,8 +27,15 @@ struct SiteView {
 };
 
 struct Agg {
-  uint64_t count = 0, ticks = 0;
+  uint64_t count = 0, ticks = 0, steps = 0;
   std::vector<SiteView> sites;
+};
+
+// The findings of frameworks' own sites, one Agg per (finding, framework).
+struct FrameworkAgg {
+  FindingId finding;
+  std::string framework;
+  Agg agg;
 };
 
 
@@ -44,35 +52,59 @@ const void* site_frame(const recorder::CallSite& s) {
 
 std::string describe_site(const recorder::CallSite& s) {
   if (s.py_depth > 0) {
-    const auto& f = s.py[user_frame_index(s)];
-    return fmt::format("{}:{} ({})", f.file, f.line, f.function);
+    const int u = user_frame_index(s);
+    const auto& f = s.py[u < 0 ? 0 : u];
+    const std::string where = fmt::format("{}:{} ({})", f.file, f.line, f.function);
+    return u < 0 ? fmt::format("{}, inside {}", where, framework_of(f.file)) : where;
   }
-  return symbols::to_string(symbols::symbolize(site_frame(s)));
+  const std::string where = symbols::to_string(symbols::symbolize(site_frame(s)));
+  const std::string fw = site_framework(s);
+  return fw.empty() ? where : fmt::format("{}, inside {}", where, fw);
+}
+
+bool in_steady_loop(const recorder::CallSite& s) {
+  return s.visits.load(std::memory_order_relaxed) > g_thresholds.warmup_hits;
+}
+
+std::string site_framework(const recorder::CallSite& s) {
+  if (s.py_depth > 0) return user_frame_index(s) < 0 ? framework_of(s.py[0].file) : std::string();
+  const void* frame = site_frame(s);
+  if (frame == nullptr) return {};
+  return framework_of(symbols::symbolize(frame).module.c_str());
+}
+
+Severity finding_severity(FindingId f, const std::string& framework) {
+  return framework.empty() ? finding_info(f).severity : Severity::info;
 }
 
 namespace {
 
-void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)]) {
+void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<FrameworkAgg>& by_framework) {
   recorder::for_each_site([&](const recorder::CallSite& s) {
+    if (!in_steady_loop(s)) return;
     const uint64_t hits = s.hits.load(std::memory_order_relaxed);
-    if (hits <= g_thresholds.warmup_hits) return;
-    const FindingId f = classify_site(s);
     const uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
-    if (f != FindingId::none) {
-      Agg& a = agg[static_cast<int>(f)];
-      a.count += hits;
-      a.ticks += ticks;
-      a.sites.push_back({&s, ticks});
-    }
+    const std::string framework = site_framework(s);
+    auto add = [&](FindingId f) {
+      Agg* a = &agg[static_cast<int>(f)];
+      if (!framework.empty()) {
+        auto it = std::find_if(by_framework.begin(), by_framework.end(),
+                               [&](const FrameworkAgg& g) { return g.finding == f && g.framework == framework; });
+        if (it == by_framework.end()) it = by_framework.insert(by_framework.end(), FrameworkAgg{f, framework, {}});
+        a = &it->agg;
+      }
+      a->count += hits;
+      a->ticks += ticks;
+      a->steps = std::max(a->steps, s.visits.load(std::memory_order_relaxed));
+      a->sites.push_back({&s, ticks});
+    };
+    const FindingId f = classify_site(s);
+    if (f != FindingId::none) add(f);
     const uint64_t samples = s.cpu_samples.load(std::memory_order_relaxed);
     const uint64_t wall_ns = ticks_to_ns(s.wall_ticks_sampled.load(std::memory_order_relaxed));
     if (samples >= 4 && wall_ns / samples >= 20000 &&
-        s.cpu_ns_sampled.load(std::memory_order_relaxed) * 10 >= wall_ns * 8) {
-      Agg& a = agg[static_cast<int>(FindingId::spin_wait)];
-      a.count += hits;
-      a.ticks += ticks;
-      a.sites.push_back({&s, ticks});
-    }
+        s.cpu_ns_sampled.load(std::memory_order_relaxed) * 10 >= wall_ns * 8)
+      add(FindingId::spin_wait);
   });
   // Process-wide findings, from counters rather than sites.
   static recorder::CounterTotals t;
@@ -97,20 +129,30 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)]) {
   agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
+// Calls f(result) for each finding: the user's first (their rows' order among equal blocked
+// time, costliest first), then the frameworks' own, costliest first.
 template <typename F>
 void for_each_finding(F&& f) {
   static Agg agg[static_cast<int>(FindingId::kCount)];
   for (auto& a : agg) a = Agg{};
-  aggregate(agg);
+  std::vector<FrameworkAgg> by_framework;
+  aggregate(agg, by_framework);
+  auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };
+  auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
+    std::sort(a.sites.begin(), a.sites.end(), by_ticks);
+    FindingResult r{id, a.count, ticks_to_ns(a.ticks), {}, framework, finding_severity(id, framework), a.steps,
+                    framework.empty() ? finding_info(id).fix : finding_info(FindingId::inside_framework).fix};
+    for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
+    f(std::move(r));
+  };
   std::vector<int> order;
   for (int i = 0; i < static_cast<int>(FindingId::kCount); ++i)
     if (agg[i].count > 0) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](int a, int b) { return agg[a].ticks > agg[b].ticks; });
-  for (int i : order) {
-    Agg& a = agg[i];
-    std::sort(a.sites.begin(), a.sites.end(), [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; });
-    f(static_cast<FindingId>(i), a, ticks_to_ns(a.ticks));
-  }
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return agg[a].ticks > agg[b].ticks; });
+  for (int i : order) emit(static_cast<FindingId>(i), agg[i], "");
+  std::stable_sort(by_framework.begin(), by_framework.end(),
+                   [](const FrameworkAgg& a, const FrameworkAgg& b) { return a.agg.ticks > b.agg.ticks; });
+  for (FrameworkAgg& g : by_framework) emit(g.finding, g.agg, g.framework);
 }
 
 }  // namespace
@@ -154,24 +196,11 @@ FindingId classify_site(const recorder::CallSite& s) {
   return FindingId::none;
 }
 
-int user_frame_index(const recorder::CallSite& s) {
-  for (int i = 0; i < s.py_depth; ++i) {
-    const char* f = s.py[i].file;
-    if (std::strstr(f, "/site-packages/") || std::strstr(f, "/dist-packages/") || std::strncmp(f, "<frozen", 7) == 0 ||
-        std::strstr(f, "/lib/python3"))
-      continue;
-    return i;
-  }
-  return 0;
-}
+int user_frame_index(const recorder::CallSite& s) { return user_frame_in(s.py, s.py_depth); }
 
 std::vector<FindingResult> evaluate_findings() {
   std::vector<FindingResult> out;
-  for_each_finding([&](FindingId f, const Agg& a, uint64_t blocked_ns) {
-    FindingResult r{f, a.count, blocked_ns, {}};
-    for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
-    out.push_back(std::move(r));
-  });
+  for_each_finding([&](FindingResult r) { out.push_back(std::move(r)); });
   return out;
 }
 

@@ -25,9 +25,24 @@ const SyncThresholds& sync_thresholds();
 // Returns what a call site in the steady state shows, or FindingId::none.
 FindingId classify_site(const recorder::CallSite& s);
 
-// Returns the index of the first Python frame that is the user's code (not in
-// site-packages, the standard library or a frozen module); 0 when none is.
+// True when the site recurs across the program's steady-state loop: more visits than the
+// warm-up (sync.warmup_hits), a visit being a run of hits with no other work of the thread
+// between them (no launch, no hit at another place: recorder::site_hit). 52 copies of one
+// model.cuda() are one visit; a read-back in every step of a loop is one visit per step.
+bool in_steady_loop(const recorder::CallSite& s);
+
+// Returns the index of the user's innermost Python frame (policy/user_frame.h: not in
+// site-packages, the standard library or a frozen module); -1 when none is.
 int user_frame_index(const recorder::CallSite& s);
+
+// The framework whose own code the site is entirely in ("torch", "jax", ...: the top-level
+// package under site-packages of its innermost Python frame, or of its native frame when it has
+// no Python frame); "" when the user's code is on the stack (or the site is the program's own).
+std::string site_framework(const recorder::CallSite& s);
+
+// A runtime finding's severity at a site: its row's, or info when the site is inside a
+// framework (nothing the user can change from their code).
+Severity finding_severity(FindingId f, const std::string& framework);
 
 // Where a site is, for people: the user's Python line (file:line (function)), else
 // the first native frame outside CUDA's libraries and cudashim, else the return address.
@@ -44,11 +59,16 @@ struct FindingSite {
   const recorder::CallSite* site;
   uint64_t ticks;  // blocked ticks at that site
 };
+// Findings at sites inside one framework are grouped apart from the user's, per framework.
 struct FindingResult {
   FindingId finding;
   uint64_t count;
   uint64_t blocked_ns;
   std::vector<FindingSite> sites;
+  std::string framework;  // "" for the user's own sites (policy::site_framework)
+  Severity severity;      // finding_severity
+  uint64_t steps;         // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
+  const char* fix;        // the row's fix, or inside_framework's for a framework's sites
 };
 
 // Evaluates the rules over the call sites and counters now: the findings, sorted by

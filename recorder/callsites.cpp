@@ -81,6 +81,8 @@ CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
     s.py_code = py.code;
     s.py_line = py.line;
     s.first_hit_ticks.store(now_ticks(), std::memory_order_relaxed);
+    s.visits.store(0, std::memory_order_relaxed);
+    s.last_activity.store(0, std::memory_order_relaxed);
     s.captured.store(1, std::memory_order_release);
     capture(s);
     s.captured.store(2, std::memory_order_release);
@@ -182,6 +184,8 @@ void sites_reset() {
     s.cpu_samples = 0;
     s.cpu_ns_sampled = 0;
     s.wall_ticks_sampled = 0;
+    s.visits = 0;
+    s.last_activity = 0;
   }
 }
 

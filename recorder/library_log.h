@@ -48,6 +48,11 @@ struct ModuleLoad {
   std::string kind;           // "fatbin", "cubin", "ptx", "file", "unknown"
   std::string path;           // cuModuleLoad / cuLibraryLoadFromFile
   std::string caller;         // the module that called the load (dladdr)
+  std::string owner;          // the module whose memory holds the image (dladdr on the image: the
+                              // library that owns the device code, e.g. libtorch_cuda.so registering
+                              // through libcudart); "" for an image in no module (heap: NVRTC, a file read)
+  // The module the findings name: the image's owner, else the caller.
+  const std::string& who() const { return owner.empty() ? caller : owner; }
   std::string coverage;       // "sass", "ptx_jit", "none", "" unknown
   uint64_t bytes = 0;         // image size (as stored)
   uint64_t sass_bytes = 0;    // all cubins

@@ -29,7 +29,9 @@ void on_sticky_error(HookId id, uint64_t result);
 // hook, while each hooked ABI still counts its own calls.
 class CallScope {
  public:
-  explicit CallScope(HookId id) : ts_(thread_state()), id_(id), outermost_(ts_.depth++ == 0) {}
+  explicit CallScope(HookId id) : ts_(thread_state()), id_(id), outermost_(ts_.depth++ == 0) {
+    if (outermost_) ts_.outer_id = static_cast<uint32_t>(id);
+  }
   ~CallScope() { --ts_.depth; }
   CallScope(const CallScope&) = delete;
   CallScope& operator=(const CallScope&) = delete;
@@ -50,6 +52,11 @@ class CallScope {
     if (ns != 0) {
       bump(ts_, c.time_ns, ns);
       if (outermost_ && hook_info(id_).timing == Timing::BLOCKING) bump(ts_, ts_.slot->blocked_outer_ns, ns);
+    }
+    if (__builtin_expect(!outermost_, 0)) {  // the API list shows one wait once: under its outer call
+      bump(ts_, c.nested_calls, 1);
+      if (ns != 0) bump(ts_, c.nested_ns, ns);
+      c.outer.store(ts_.outer_id + 1, std::memory_order_relaxed);
     }
   }
   // Adds bytes moved by a copy or memset.

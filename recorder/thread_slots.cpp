@@ -57,6 +57,9 @@ void sum_slots(CounterTotals& out) {
       out.time_ns[h] += slot.hooks[h].time_ns.load(std::memory_order_relaxed);
       out.bytes[h] += slot.hooks[h].bytes.load(std::memory_order_relaxed);
       if (const uint64_t e = slot.hooks[h].last_error.load(std::memory_order_relaxed)) out.last_error[h] = e;
+      out.nested_calls[h] += slot.hooks[h].nested_calls.load(std::memory_order_relaxed);
+      out.nested_ns[h] += slot.hooks[h].nested_ns.load(std::memory_order_relaxed);
+      if (const uint64_t o = slot.hooks[h].outer.load(std::memory_order_relaxed)) out.outer[h] = o;
     }
     out.blocked_outer_ns += slot.blocked_outer_ns.load(std::memory_order_relaxed);
     out.legacy_stream_launches += slot.legacy_stream_launches.load(std::memory_order_relaxed);

@@ -18,6 +18,9 @@ struct HookCounters {
   std::atomic<uint64_t> time_ns;  // wall time inside the real call, in clock ticks (timed rows only)
   std::atomic<uint64_t> bytes;    // bytes copied or set (copy rows)
   std::atomic<uint64_t> last_error;  // the last non-zero result code (0 = none yet)
+  std::atomic<uint64_t> nested_calls;  // calls made under another hooked call (cuStreamSynchronize
+  std::atomic<uint64_t> nested_ns;     // under cudaStreamSynchronize) and their time, in ticks
+  std::atomic<uint64_t> outer;         // HookId + 1 of the outermost call the last nested one ran under
 };
 
 // The flight recorder: the last calls of a thread, overwritten in a ring. One
@@ -60,6 +63,7 @@ inline constexpr uint32_t kMaxThreadSlots = 512;
 struct ThreadState {
   ThreadSlot* slot;
   uint32_t depth;
+  uint32_t outer_id;  // the HookId of this thread's current outermost call
 };
 
 // initial-exec TLS: the preload library is loaded at start-up, so the static TLS
@@ -94,6 +98,9 @@ struct CounterTotals {
   uint64_t time_ns[kHookCount];
   uint64_t bytes[kHookCount];
   uint64_t last_error[kHookCount];
+  uint64_t nested_calls[kHookCount];
+  uint64_t nested_ns[kHookCount];
+  uint64_t outer[kHookCount];  // HookId + 1 of the outer call of the last nested one, 0 when none
   uint64_t blocked_outer_ns;
   uint64_t legacy_stream_launches;
   uint64_t blocking_stream_launches;

@@ -4,16 +4,30 @@
 #include <fmt/format.h>
 
 #include "policy/sync_rules.h"
+#include "recorder/callsites.h"
 
 namespace cudashim::report {
 
-std::string findings_summary_text(uint64_t wall_ns) {
+std::string findings_summary_text(uint64_t wall_ns, bool* any_warning) {
   std::string out;
   for (const policy::FindingResult& f : policy::evaluate_findings()) {
+    if (f.severity == Severity::info && !f.framework.empty()) continue;  // a framework's own: nothing to do
     const FindingInfo& row = finding_info(f.finding);
-    out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall)  {}\n", row.name, f.count,
-                       f.blocked_ns / 1e6, wall_ns ? 100.0 * f.blocked_ns / wall_ns : 0.0,
-                       f.sites.empty() ? std::string("(process-wide)") : policy::describe_site(*f.sites[0].site));
+    if (any_warning != nullptr && f.severity != Severity::info) *any_warning = true;
+    // The costliest site with its own count (never the finding's total "at" one site), and
+    // what it costs per steady-state step next to the share of wall.
+    std::string where = "(process-wide)";
+    if (!f.sites.empty()) {
+      const recorder::CallSite& s = *f.sites[0].site;
+      where = fmt::format("{} calls at {}", s.hits.load(std::memory_order_relaxed), policy::describe_site(s));
+      if (f.sites.size() > 1) where += fmt::format(" (+{} more sites)", f.sites.size() - 1);
+    }
+    const std::string per_step =
+        f.steps ? fmt::format("  {} steps, {:.1f} calls and {:.3f} ms blocked per step", f.steps,
+                              static_cast<double>(f.count) / f.steps, f.blocked_ns / 1e6 / f.steps)
+                : std::string();
+    out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall){}  {}\n", row.name, f.count,
+                       f.blocked_ns / 1e6, wall_ns ? 100.0 * f.blocked_ns / wall_ns : 0.0, per_step, where);
   }
   return out;
 }

@@ -50,7 +50,7 @@ std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) 
       events.add(TraceDeviceMemory{m.device, m.t_ns / 1000.0, m.live_bytes});
     // Findings: an instant event when their first site was first hit.
     recorder::for_each_site([&](const recorder::CallSite& s) {
-      if (s.hits.load(std::memory_order_relaxed) <= policy::sync_thresholds().warmup_hits) return;
+      if (!policy::in_steady_loop(s)) return;  // the report's rule: a burst is no finding
       const FindingId f = policy::classify_site(s);
       if (f == FindingId::none) return;
       events.add(TraceFinding{finding_info(f).name, us(s.first_hit_ticks.load(std::memory_order_relaxed)),

@@ -42,6 +42,30 @@ written with an old id as the new one, so a saved report still shows its finding
 matching the old ids in new reports must change). The test `docs.current` fails when this
 file is stale; `scripts/gen_docs.py` rewrites it.
 
+How a runtime finding is placed and judged (`policy/sync_rules.cpp`, `policy/user_frame.cpp`):
+
+- **The site is the user's line.** A Python call site is the innermost frame of the
+  program's own code: frames under `site-packages/` or `dist-packages/` (torch,
+  transformers, lightning, jax, ...) and the interpreter's standard library
+  (`lib/pythonX.Y/`, `<frozen ...>`) are walked past, unless the program itself lives
+  there (`python -m pkg`, or a script under `site-packages/pkg/`). The frames under it stay
+  in the site's `python` stack. The rule is a path rule, not `sysconfig`: reading sysconfig
+  needs the GIL and runs Python code inside a hook. Each code object is classified once and
+  cached by its address, so a hit costs one table probe per frame walked.
+- **Frameworks' own sites are info.** Where no frame is the user's (a framework's own
+  thread, a native frame inside a package under `site-packages/`), the finding keeps its id
+  but is `info`, grouped per framework (`framework`: the top-level package, `jax` for
+  `jax_plugins` and `jaxlib`), with the fix of `sync.inside-framework`; the shim logs it at
+  the `info` level only, so it is not printed at the default level.
+- **Loops are loops.** A site is in the steady-state loop when its hits come in more
+  *visits* than the warm-up (`sync.warmup_hits`, 10). A visit is a run of hits with no
+  other work of the same thread in between: a hit starts a new visit when the thread
+  launched a kernel or made a call at another place (another Python line, or another
+  native return address) since the site's previous hit. The 52 parameter copies of one
+  `model.cuda()` are one visit (one burst), a `.item()` in every step is one visit per
+  step. The report gives `steps` (the visits of its busiest site), hits and blocked time
+  per step next to the share of wall.
+
 """
 
 

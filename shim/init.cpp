@@ -63,6 +63,7 @@ uint64_t g_start_ticks = 0;  // the hook clock at start-up: the trace's time zer
 policy::Policy* g_policy = nullptr;                // the process policy, for the report
 std::vector<policy::AppliedEnv>* g_applied = nullptr;  // framework settings it applied
 bool g_report_enabled = true;
+bool g_summary_enabled = true;  // output.summary: the exit summary on stderr (off under `cudashim run`)
 
 // secure_getenv: in a setuid/setgid (AT_SECURE) process every CUDASHIM_* variable reads as
 // unset, so a user cannot point a root process at a file (CUDASHIM_POLICY) or a folder; the
@@ -119,6 +120,7 @@ void setup_process() {
   const bool inert = s.disable || secure;
   g_inert.store(inert, std::memory_order_relaxed);
   g_report_enabled = s.report && !inert;
+  g_summary_enabled = s.summary;
   if (g_out_dir == nullptr) g_out_dir = new std::string;
   if (g_info == nullptr) g_info = new recorder::ProcessInfo;
   if (g_policy == nullptr) g_policy = new policy::Policy;
@@ -236,12 +238,15 @@ void write_final_outputs() {
   const std::string path = default_report_path(*g_out_dir, *g_info);
   library_watch_final();  // its last library events go into the stream before the exit line
   recorder::stream_finish();
-  try {
-    const std::string summary = report::findings_summary_text(monotonic_ns() - g_info->start_mono_ns);
-    if (!summary.empty())
-      log_message(LogLevel::warn, "findings for pid {}, by blocked time (details: {}):\n{}", g_info->pid, path,
-                  summary.substr(0, summary.size() - 1));
-  } catch (...) {
+  if (g_summary_enabled) {
+    try {
+      bool any_warning = false;  // only info findings: an info line, below the default level
+      const std::string summary = report::findings_summary_text(monotonic_ns() - g_info->start_mono_ns, &any_warning);
+      if (!summary.empty())
+        log_message(any_warning ? LogLevel::warn : LogLevel::info, "findings for pid {}, by blocked time (details: {}):\n{}",
+                    g_info->pid, path, summary.substr(0, summary.size() - 1));
+    } catch (...) {
+    }
   }
   const int rc = write_report_to(path);
   if (rc != 0)

@@ -153,6 +153,9 @@ void note_module_load(HookId id, const void* image, bool is_path, int result, ui
     m.result = result;
     Dl_info info;
     if (caller != nullptr && dladdr(caller, &info) != 0 && info.dli_fname != nullptr) m.caller = info.dli_fname;
+    // The owner: the loaded module whose mapping holds the image (or cudart's registration
+    // wrapper, which lives next to it), not the runtime that passes it on.
+    if (image != nullptr && !is_path && dladdr(image, &info) != 0 && info.dli_fname != nullptr) m.owner = info.dli_fname;
     m.sm = current_sm();
     if (image == nullptr) {
       m.kind = "unknown";
@@ -183,7 +186,8 @@ void rescan(bool force) {
   try {
     policy::LiveDriverFacts facts;
     facts.driver_version = live_driver_version();
-    for (const std::string& line : policy::libraries_rescan(facts, force)) log_message(LogLevel::warn, "{}", line);
+    for (const policy::LiveLine& line : policy::libraries_rescan(facts, force))
+      log_message(line.severity == Severity::info ? LogLevel::info : LogLevel::warn, "{}", line.text);
   } catch (...) {
   }
 }

@@ -123,6 +123,7 @@ template <HookId kId, class Fn, class R, class Call, class Rec>
       if (policy::pool_enabled()) pool_note_copy();  // stream work, for the pool's fences
     } else if constexpr (kRow.kind == RecKind::LAUNCH) {
       if (policy::pool_enabled()) pool_note_launch(std::get<0>(rec()));  // one relaxed load while off
+      ++g_flags.activity;  // work between two hits of a site: they are not one burst (sync_observer.h)
     }
     if constexpr (kRow.timing == Timing::BLOCKING) facts.cpu0 = maybe_sample_cpu(scope);
     const uint64_t t0 = kTimed ? now_ticks() : 0;

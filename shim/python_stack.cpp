@@ -30,6 +30,7 @@
 //    None) are skipped.
 //    CUDASHIM_PYTHON_STACKS=0 turns both readers off.
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "policy/user_frame.h"
 #include "recorder/callsites.h"
 #include "shim/log.h"
 #include "shim/real_dl.h"
@@ -270,12 +272,39 @@ void copy_ascii(char* dst, size_t n, const void* str) {
 
 bool gil_held() { return g_py.is_initialized() != 0 && g_py.gil_check() == 1; }
 
+// co_filename of a code object, for policy::code_owner's first lookup of it.
+void iframe_code_file(const void* code, char* buf, size_t n) {
+  uintptr_t file = 0;
+  if (load<true>(code, g_layout->filename_off, file))
+    copy_ascii(buf, n, reinterpret_cast<const void*>(file));
+  else
+    std::strncpy(buf, "?", n);
+}
+void copy_text(char* dst, size_t n, PyObj* obj);
+void api_code_file(const void* code, char* buf, size_t n) {
+  PyObj* file = g_py.getattr(const_cast<PyObj*>(code), "co_filename");
+  copy_text(buf, n, file);
+  if (file) g_py.decref(file);
+}
+bool is_user(policy::FrameOwner o) { return o == policy::FrameOwner::user || o == policy::FrameOwner::unknown; }
+constexpr int kUserSearchDepth = 48;  // frames walked out from the innermost one to find the user's
+
 void locate(recorder::PyLocation& out) {
   if (g_py.is_initialized() == 0) return;
   if (g_layout != nullptr) {  // 3.10 to 3.14: with or without the GIL, no line yet
     if (const PyFrame f = current_iframe(); f.frame != nullptr) {
-      out.code = f.code;
-      out.ip = reinterpret_cast<const void*>(instruction_of<false>(f.frame));
+      // The site is the innermost frame of the user's code (policy/user_frame.h): walk out
+      // past the frameworks' and the standard library's frames, one cached lookup each.
+      PyFrame site = f;
+      PyFrame p = f;
+      for (int guard = 0; p.frame != nullptr && guard < kUserSearchDepth;
+           ++guard, p = python_frame_from<false>(outer<false>(p.frame)))
+        if (is_user(policy::code_owner(p.code, iframe_code_file))) {
+          site = p;
+          break;
+        }
+      out.code = site.code;
+      out.ip = reinterpret_cast<const void*>(instruction_of<false>(site.frame));
       return;
     }
   }
@@ -285,7 +314,25 @@ void locate(recorder::PyLocation& out) {
     PyObj* code = g_py.frame_code(frame);
     out.code = code;  // identity only
     out.line = g_py.line_number(frame);
-    g_py.decref(code);
+    // Out to the user's frame (frame_back gives new references).
+    PyObj* owned = nullptr;
+    for (int guard = 0; guard < kUserSearchDepth && !is_user(policy::code_owner(code, api_code_file)); ++guard) {
+      PyObj* back = g_py.frame_back(frame);
+      g_py.decref(code);
+      code = nullptr;
+      if (owned) g_py.decref(owned);
+      owned = back;
+      frame = back;
+      if (frame == nullptr) break;
+      code = g_py.frame_code(frame);
+      if (is_user(policy::code_owner(code, api_code_file))) {
+        out.code = code;
+        out.line = g_py.line_number(frame);
+        break;
+      }
+    }
+    if (code) g_py.decref(code);
+    if (owned) g_py.decref(owned);
     return;
   }
 }
@@ -346,7 +393,11 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
 
 int capture(recorder::PyFrameText* frames, int max) {
   if (g_py.is_initialized() == 0) return 0;
-  return gil_held() ? capture_with_gil(frames, max) : capture_without_gil(frames, max);
+  // Read deeper than the site keeps, so that the user's frame is in it however many
+  // framework frames lie under it (policy::keep_user_frame picks what is kept).
+  recorder::PyFrameText all[kUserSearchDepth];
+  const int n = gil_held() ? capture_with_gil(all, kUserSearchDepth) : capture_without_gil(all, kUserSearchDepth);
+  return policy::keep_user_frame(all, n, frames, max);
 }
 
 // The interpreter's minor version (3.<minor>), 0 when it is not CPython 3 or cannot be told:
@@ -371,6 +422,21 @@ const FrameLayout* layout_for(unsigned minor) {
 }
 
 std::atomic<int> g_state{0};  // 0 not looked, 3 installing, 1 ready, 2 absent
+
+// The program's argv for policy::configure_user_frames, once, into a static buffer.
+void read_program_argv() {
+  static char buf[4096];
+  static const char* argv[32];
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  int argc = 0;
+  for (ssize_t i = 0; i < n && argc < 32; i += static_cast<ssize_t>(std::strlen(buf + i)) + 1) argv[argc++] = buf + i;
+  policy::configure_user_frames(argv, argc);
+}
 
 }  // namespace
 
@@ -410,6 +476,7 @@ void install_python_readers() {
       log_message(LogLevel::info, "CPython 3.{}: no frame reader for this version or build; Python lines only where the GIL is held",
                   minor);
     g_py = a;
+    read_program_argv();
     recorder::g_py_capture.store(capture, std::memory_order_release);
     recorder::g_py_locate.store(locate, std::memory_order_release);
   }

@@ -51,9 +51,19 @@ void announce(const CallSite& s, FindingId rule) {
   const FindingInfo& row = finding_info(rule);
   rec::stream_event(rec::FindingEvent{row.name, hook_info(s.api).name, s.hits.load(std::memory_order_relaxed)});
   // The site as the report names it (policy::describe_site: the user's Python line, else the
-  // first native frame outside the CUDA runtime), so the live line and the report agree.
-  log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.name, row.title, policy::describe_site(s),
-              hook_info(s.api).name, row.fix);
+  // first native frame outside the CUDA runtime), so the live line and the report agree. A site
+  // inside a framework's own code (policy::site_framework) is nothing the user can change: an
+  // info line, below the default log level.
+  const std::string framework = policy::site_framework(s);
+  const std::string where = policy::describe_site(s);
+  const char* api = hook_info(s.api).name;
+  if (!framework.empty())
+    log_message(LogLevel::info, "[{}] {} at {} [{}]: {}", row.name, row.title, where, api,
+                finding_info(FindingId::inside_framework).fix);
+  else if (row.severity == Severity::info)
+    log_notice("[{}] {} at {} [{}]: {}", row.name, row.title, where, api, row.fix);
+  else
+    log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.name, row.title, where, api, row.fix);
 }
 
 }  // namespace
@@ -100,7 +110,16 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     if (rec::PyLocate locate = rec::g_py_locate.load(std::memory_order_relaxed)) locate(py);
   CallSite* s = rec::site_for(id, ra, py);
   if (s == nullptr) return;
-  rec::site_hit(s, ticks, f.bytes);
+  // A hit at another place than this thread's previous one is activity between the hits of
+  // every other site: with launches, what tells a loop from a burst (policy::in_steady_loop).
+  const uint64_t place = py.code != nullptr ? reinterpret_cast<uintptr_t>(py.code) ^
+                                                  (py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line))
+                                            : reinterpret_cast<uintptr_t>(ra);
+  if (place != ts.last_place) {
+    ts.last_place = place;
+    ++ts.activity;
+  }
+  rec::site_hit(s, ticks, f.bytes, ts.activity);
   if (ticks != 0) {  // the timeline (trace): timed calls only, start from the wrapper's own clock read
     rec::ThreadSlot& slot = *rec::g_tls.slot;
     const uint64_t n = slot.trace_next.load(std::memory_order_relaxed);
@@ -133,11 +152,11 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
     s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
   }
-  // A site is classified once, by the first hit past the warm-up that finds its first hit's
+  // A site is classified once, by the first hit in the steady-state loop (policy::in_steady_loop:
+  // more visits than the warm-up, not merely more hits) that finds its first hit's
   // capture finished (captured == 2, acquire: before that its api and stacks may still be
   // being written by that thread); it announces itself if that makes it a finding.
-  const uint64_t hits = s->hits.load(std::memory_order_relaxed);
-  if (hits > th.warmup_hits && !s->classified.load(std::memory_order_relaxed) &&
+  if (policy::in_steady_loop(*s) && !s->classified.load(std::memory_order_relaxed) &&
       s->captured.load(std::memory_order_acquire) == 2 && !s->classified.exchange(true, std::memory_order_relaxed)) {
     const FindingId rule = policy::classify_site(*s);
     if (rule != FindingId::none) announce(*s, rule);
@@ -172,7 +191,7 @@ void note_context_flags(HookId, unsigned int flags) {
   if ((flags & CU_CTX_BLOCKING_SYNC) == 0) return;
   if (rec::g_events[static_cast<int>(rec::Event::blocking_sync_flag)].fetch_add(1, std::memory_order_relaxed) == 0) {
     const FindingInfo& row = finding_info(FindingId::deprecated_api);
-    log_message(LogLevel::warn, "[{}] {}: {}", row.name, row.title, row.fix);
+    log_notice("[{}] {}: {}", row.name, row.title, row.fix);
   }
 }
 

@@ -16,6 +16,10 @@ struct ThreadFlags {
   uint8_t inner_alloc_kind;  // the MemKind of inner_alloc_key
   uint64_t inner_alloc_key;  // the allocation a driver call made under this thread's current outermost
                              // hook (cudaMalloc over cuMemAlloc_v2): the outer call site claims it
+  uint64_t activity;         // bumped by each kernel launch and each call-site hit at another place than
+                             // the thread's previous one: a site whose hits see it unchanged between them
+                             // is hit in one burst, not across a loop (policy/sync_rules.h, in_steady_loop)
+  uint64_t last_place;       // the place (Python user line, else native return address) of the thread's last hit
 };
 
 // initial-exec TLS, like the recorder's: one %fs-relative access, no __tls_get_addr.

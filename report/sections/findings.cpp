@@ -38,7 +38,10 @@ void write_site(JsonWriter& w, const policy::FindingSite& fs) {
   w.member("api", hook_info(s.api).name);
   w.member("where", policy::describe_site(s));
   w.member("count", s.hits.load(std::memory_order_relaxed));
+  w.member("steps", s.visits.load(std::memory_order_relaxed));
   w.member("blocked_ns", ticks_to_ns(fs.ticks));
+  const std::string framework = policy::site_framework(s);
+  if (framework.empty()) w.key("framework"), w.null(); else w.member("framework", framework);
   w.key("python");
   {
     auto a = w.array();
@@ -66,13 +69,19 @@ void write_findings(JsonWriter& w, const ReportContext& c) {
     const FindingInfo& row = finding_info(f.finding);
     auto o = w.object();
     w.member("id", row.name);
-    w.member("severity", severity_name(row.severity));
+    w.member("severity", severity_name(f.severity));
     w.member("title", row.title);
+    if (f.framework.empty()) w.key("framework"), w.null(); else w.member("framework", f.framework);
     w.member("count", f.count);
     w.member("blocked_ns", f.blocked_ns);
     w.member("per_call_ns", f.count ? f.blocked_ns / f.count : 0);
+    // Per steady-state step (policy::in_steady_loop): a sync's cost is at least what it blocks
+    // in each step it hits; 0 steps for a process-wide finding.
+    w.member("steps", f.steps);
+    w.member("calls_per_step", JsonFixed{f.steps ? static_cast<double>(f.count) / f.steps : 0.0, 2});
+    w.member("blocked_per_step_ns", f.steps ? f.blocked_ns / f.steps : 0);
     w.member("share_of_wall", JsonFixed{c.wall_ns ? static_cast<double>(f.blocked_ns) / c.wall_ns : 0.0, 4});
-    w.member("fix", row.fix);
+    w.member("fix", f.fix);
     w.key("sites");
     auto sites = w.array();
     for (size_t i = 0; i < f.sites.size() && i < 5; ++i) write_site(w, f.sites[i]);

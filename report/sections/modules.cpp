@@ -79,6 +79,7 @@ void write_modules(JsonWriter& w, const ReportContext&) {
     auto row = w.object();
     w.member("api", m.api == HookId::kCount ? "" : hook_info(m.api).name);
     w.member("caller", m.caller);
+    w.member("owner", m.owner);
     w.member("origin", m.origin);
     w.member("kind", m.kind);
     w.member("path", m.path);

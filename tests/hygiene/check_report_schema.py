@@ -9,7 +9,7 @@ import json
 import re
 import sys
 
-PLACEHOLDER_PARENTS = {"api": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>"}
+PLACEHOLDER_PARENTS = {"api": "<ABI>", "inner": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>"}
 TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None), "boolean": bool,
          "number": (int, float)}
 

@@ -135,3 +135,24 @@ TEST_CASE("device code loaded at run time that is mostly for other GPUs", "[libr
   in.modules.sass_bytes = 40ull << 20, in.modules.sass_bytes_for_sm = 1ull << 20;  // too little to matter
   CHECK(live_library_rules(in).empty());
 }
+
+TEST_CASE("module and fatbin findings name the library that owns the image, not the runtime that passed it on",
+          "[library_rules]") {
+  // torch's kernels reach the driver through libcudart's registration: the caller is libcudart,
+  // the image lies in libtorch_cuda.so's memory (shim/library_watch.cpp: dladdr on the image).
+  std::vector<cudashim::recorder::ModuleLoad> loads(2);
+  loads[0].caller = "/x/libcudart.so.13", loads[0].owner = "/x/libtorch_cuda.so";
+  loads[0].sass_bytes = 300ull << 20, loads[0].sass_bytes_for_sm = 60ull << 20;
+  loads[1].caller = "/x/libcudart.so.13", loads[1].coverage = "ptx_jit", loads[1].ptx_jit_bytes = 4096, loads[1].sm = 90;
+  loads[1].owner = "/x/libmyext.so";
+  RuleInputs in;
+  in.loads = &loads;
+  in.modules.count = 2, in.modules.sass_bytes = 300ull << 20, in.modules.sass_bytes_for_sm = 60ull << 20;
+  auto f = live_library_rules(in);
+  REQUIRE(f.size() == 2);
+  CHECK(std::string(f[0].info().name) == "module.ptx-jit");
+  CHECK(f[0].subject == "/x/libmyext.so");
+  CHECK(std::string(f[1].info().name) == "fatbin.mostly-other-archs");
+  CHECK(f[1].evidence.at(0).find("for other GPUs: /x/libtorch_cuda.so") != std::string::npos);
+  CHECK(f[1].evidence.at(0).find("libcudart") == std::string::npos);
+}

@@ -1,0 +1,55 @@
+// user_frame.h: whose code a Python frame is: the user's, the interpreter's standard
+// library, or an installed framework (torch, transformers, lightning, jax, ...). A call
+// site is the innermost frame of the user's code (shim/python_stack.cpp walks out to it);
+// where no frame is the user's, the finding names the framework that owns the site.
+//
+// Decided by path rules, not by sysconfig: reading sysconfig.get_paths() needs the GIL and
+// runs Python code (an import) from inside a hook, on a thread that may not hold the GIL
+// (PyTorch releases it in nearly every op). CPython's install schemes put the standard
+// library in .../lib/pythonX.Y/ and installed packages in .../site-packages/ (Debian:
+// .../dist-packages/), in a venv, a conda env and a system Python alike.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "recorder/callsites.h"
+
+namespace cudashim::policy {
+
+enum class FrameOwner : unsigned char { unknown = 0, user, stdlib, framework };
+
+// The program, read once at start-up: `argv` of the process (python [options] script.py,
+// or python -m package). A program that itself lives under site-packages (an installed
+// package run as `python -m pkg` or by its own path) is the user's code, not a framework.
+void configure_user_frames(const char* const* argv, int argc);
+
+// Classifies a Python source path (co_filename). Pure, no allocation, no lock: callable
+// from a hook's first hit of a code object.
+FrameOwner frame_owner(const char* file);
+
+// The top-level package of a file under site-packages or dist-packages ("torch" for
+// .../site-packages/torch/nn/modules/module.py; "jax" for the jax_plugins and jaxlib
+// folders JAX installs), copied into `out` (at most n-1 chars); "" when the file is not
+// under either. Works for native modules (.so paths) too.
+void framework_of(const char* file, char* out, size_t n);
+std::string framework_of(const char* file);
+
+// The owner of the Python code object `code` whose co_filename is read by `file_of` on
+// the first lookup only: later lookups of the same code object are one hash probe in a
+// fixed lock-free table (nothing allocated; a full table answers by reading the file again).
+// `file_of(code, buf, n)` fills buf with the file name.
+using FileOf = void (*)(const void* code, char* buf, size_t n);
+FrameOwner code_owner(const void* code, FileOf file_of);
+
+// Copies a Python stack `all[0..n)` (innermost first) into `out[0..max)`: its innermost
+// frames, and when the user's innermost frame lies further out than max-1 frames, that
+// frame in the last slot (the frames between are dropped). Returns the frames kept.
+int keep_user_frame(const recorder::PyFrameText* all, int n, recorder::PyFrameText* out, int max);
+
+// The index of the user's innermost frame in `frames[0..n)`, or -1 when none is the user's.
+int user_frame_in(const recorder::PyFrameText* frames, int n);
+
+// Forgets the cached owners (tests).
+void user_frames_reset();
+
+}  // namespace cudashim::policy
