@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "recorder/clock.h"
+#include "recorder/gpu_samples.h"
 #include "recorder/ledger.h"
 #include "recorder/output_files.h"
 #include "recorder/recorder.h"
@@ -138,7 +139,9 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
     o.u(d[i].peak_bytes);
     o.s("}");
   }
-  o.s("]}}\n");
+  o.s("]}");
+  gpu_flight_json(o.buf, o.n, sizeof o.buf);  // the last health sample and the Xid events (recorder/gpu_samples.h)
+  o.s("}\n");
   // A new file under the process's claimed base (O_EXCL, O_NOFOLLOW, 0600): never over an
   // earlier process's record, whatever its mode (issue 22: O_TRUNC kept a planted 0666 file).
   const int fd = outputs_create("-crash.json", O_WRONLY);
