@@ -139,6 +139,7 @@ void snapshot(const char* type) {
 }
 
 std::atomic<void (*)()> g_tick{nullptr};
+std::atomic<void (*)()> g_more_ticks[3];
 
 // The flush thread's wake-up: a futex word, not a pipe, so that there is no descriptor the
 // program could close and reuse (a reused read end once looked like a wake-up and the
@@ -210,9 +211,14 @@ void exit_if_last_thread() {
 }
 
 void* flush_loop(void*) {
+  // Named here, before any tick, not only by the creator after pthread_create returns: the
+  // first tick may already run (and a test double tells our thread from the program's by name).
+  pthread_setname_np(pthread_self(), "cudashim-flush");
   if (auto start = g_on_start.load(std::memory_order_acquire)) start();
   while (g_state.load(std::memory_order_acquire) == 1) {
     if (auto tick = g_tick.load(std::memory_order_acquire)) tick();
+    for (auto& more : g_more_ticks)
+      if (auto tick = more.load(std::memory_order_acquire)) tick();
     snapshot("snapshot");
     for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) {
       if (sleep_tenth())
@@ -226,6 +232,14 @@ void* flush_loop(void*) {
 }  // namespace
 
 void stream_set_tick(void (*fn)()) { g_tick.store(fn, std::memory_order_release); }
+
+bool stream_add_tick(void (*fn)()) {
+  for (auto& more : g_more_ticks) {
+    void (*expected)() = nullptr;
+    if (more.compare_exchange_strong(expected, fn, std::memory_order_acq_rel) || expected == fn) return true;
+  }
+  return false;
+}
 
 void stream_set_wake_handlers(void (*on_start)(), void (*on_wake)()) {
   g_on_start.store(on_start, std::memory_order_release);
@@ -285,6 +299,11 @@ void stream_ensure_started() {
   emit(0, "start", [](JsonWriter& w) {
     w.member("schema", "cudashim.events/1");
     w.member("pid", getpid());
+    // CLOCK_REALTIME at t_ns 0: lines up the t_ns of streams of several processes and hosts.
+    timespec r;
+    clock_gettime(CLOCK_REALTIME, &r);
+    const uint64_t since_t0 = monotonic_ns() - g_t0;
+    w.member("t0_unix_ns", static_cast<uint64_t>(r.tv_sec) * 1000000000ull + static_cast<uint64_t>(r.tv_nsec) - since_t0);
   });
   // The first CUDA use: the flight record's unwinder does its one-time set-up here, never
   // in a crash handler (recorder/backtrace.h).
@@ -311,6 +330,34 @@ void stream_event(const FindingEvent& e) {
     w.member("id", e.id);
     w.member("api", e.api);
     w.member("hits", e.hits);
+  });
+}
+
+void stream_event(const GpuHealthEvent& e) {
+  const GpuHealthSample& s = e.sample;
+  emit(s.t_ns > g_t0 ? s.t_ns - g_t0 : 0, "gpu_health", [&](JsonWriter& w) {
+    w.member("device", s.device);
+    auto field = [&](uint32_t bit, const char* name, uint64_t v) {
+      w.key(name);
+      if (s.have & bit) w.value(v); else w.null();
+    };
+    field(GpuHealthSample::kClocks, "sm_mhz", s.sm_mhz);
+    field(GpuHealthSample::kClocks, "mem_mhz", s.mem_mhz);
+    field(GpuHealthSample::kReasons, "clock_event_reasons", s.clock_event_reasons);
+    field(GpuHealthSample::kTemp, "temp_c", s.temp_c);
+    field(GpuHealthSample::kPower, "power_mw", s.power_mw);
+    field(GpuHealthSample::kPower, "power_limit_mw", s.power_limit_mw);
+    field(GpuHealthSample::kMemory, "mem_used_bytes", s.mem_used_bytes);
+    field(GpuHealthSample::kUtil, "util_gpu_pct", s.util_gpu_pct);
+    field(GpuHealthSample::kUtil, "util_mem_pct", s.util_mem_pct);
+  });
+}
+
+void stream_event(const GpuErrorEvent& e) {
+  emit(e.event.t_ns > g_t0 ? e.event.t_ns - g_t0 : 0, "gpu_event", [&](JsonWriter& w) {
+    w.member("device", e.event.device);
+    w.member("kind", (e.event.type & 0x8) ? "xid" : "double_bit_ecc");  // nvmlEventTypeXidCriticalError = 0x8
+    w.member("data", e.event.data);
   });
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "catalog/findings.h"
+#include "recorder/gpu_samples.h"
 #include "symbols/loaded_libraries.h"
 
 namespace cudashim::recorder {
@@ -28,6 +29,10 @@ void stream_ensure_started();
 // `fn` runs on the flush thread before each snapshot (about once a second): cold,
 // background work such as re-reading the library inventory after a dlopen.
 void stream_set_tick(void (*fn)());
+
+// Adds one more such function, run after the one of stream_set_tick (at most 3 more; false
+// when full): the GPU sampler (shim/gpu_sampler.cpp). Set before the first call.
+bool stream_add_tick(void (*fn)());
 
 // The flush thread doubles as the writer of last resort when a signal ends the process
 // (shim/terminate.cpp). `on_start` runs on it once, as it starts (the process's first
@@ -69,7 +74,17 @@ struct SignalEvent {
   int signal;
   const char* name;  // "SIGTERM", "SIGABRT", ...
 };
+// "gpu_health": one device's health sample (recorder/gpu_samples.h), about once a second.
+struct GpuHealthEvent {
+  const GpuHealthSample& sample;
+};
+// "gpu_event": an Xid or double-bit ECC error that NVML reported.
+struct GpuErrorEvent {
+  const GpuEventRecord& event;
+};
 void stream_event(const FindingEvent& e);
+void stream_event(const GpuHealthEvent& e);
+void stream_event(const GpuErrorEvent& e);
 void stream_event(const LibraryLoadEvent& e);
 void stream_event(const LibraryUnloadEvent& e);
 void stream_event(const LibraryFindingEvent& e);

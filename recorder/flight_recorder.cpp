@@ -19,6 +19,7 @@
 
 #include "recorder/backtrace.h"
 #include "recorder/clock.h"
+#include "recorder/gpu_samples.h"
 #include "recorder/ledger.h"
 #include "recorder/output_files.h"
 #include "recorder/recorder.h"
@@ -143,6 +144,7 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
   o.s("]}");
   // The writing thread's own stack: in a handler, the faulting thread's (recorder/backtrace.h).
   if (o.n < sizeof o.buf - 4) o.n += backtrace_json(o.buf + o.n, sizeof o.buf - 4 - o.n);
+  gpu_flight_json(o.buf, o.n, sizeof o.buf);  // the last health sample and the Xid events (recorder/gpu_samples.h)
   o.s("}\n");
   // A new file under the process's claimed base (O_EXCL, O_NOFOLLOW, 0600): never over an
   // earlier process's record, whatever its mode (issue 22: O_TRUNC kept a planted 0666 file).

@@ -38,6 +38,7 @@ constexpr Section kSections[] = {
     {"library_findings", write_library_findings},
     {"modules", write_modules},
     {"interposition", write_interposition},
+    {"gpu_time", write_gpu_time},
 };
 
 }  // namespace

@@ -7,14 +7,37 @@
 #include "recorder/callsites.h"
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
+#include "recorder/gpu_samples.h"
 #include "recorder/json_writer.h"
 #include "recorder/thread_slots.h"
 #include "report/trace_events.h"
+#include "symbols/nvml_api.h"
+
+#include <ctime>
 
 namespace cudashim::report {
 
+namespace {
+
+// CLOCK_REALTIME minus CLOCK_MONOTONIC now, in ns (docs/gpu-time.md, "One clock").
+uint64_t realtime_offset_ns() {
+  timespec r;
+  clock_gettime(CLOCK_REALTIME, &r);
+  const uint64_t mono = monotonic_ns();
+  const uint64_t real = static_cast<uint64_t>(r.tv_sec) * 1000000000ull + static_cast<uint64_t>(r.tv_nsec);
+  return real > mono ? real - mono : 0;
+}
+
+}  // namespace
+
 std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) {
-  auto us = [&](uint64_t ticks) { return ticks_to_ns(ticks > start_ticks ? ticks - start_ticks : 0) / 1000.0; };
+  // Every timestamp is microseconds of CLOCK_REALTIME: the monotonic readings shifted by one
+  // offset, so that traces of several processes and hosts (NTP-synchronized) line up in one view.
+  const double epoch_us = static_cast<double>(realtime_offset_ns() + start_mono_ns) / 1000.0;
+  auto us = [&](uint64_t ticks) {
+    return epoch_us + ticks_to_ns(ticks > start_ticks ? ticks - start_ticks : 0) / 1000.0;
+  };
+  auto mono_us = [&](uint64_t t_ns) { return epoch_us + (t_ns > start_mono_ns ? t_ns - start_mono_ns : 0) / 1000.0; };
   std::string out;
   JsonWriter w(out);
   {
@@ -24,6 +47,7 @@ std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) 
     {
       auto o = w.object();
       w.member("producer", "cudashim");
+      w.member("ts_base", "CLOCK_REALTIME us");
     }
     w.key("traceEvents");
     auto list = w.array(json_lines(0));
@@ -47,7 +71,28 @@ std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) 
       }
     }
     for (const auto& m : recorder::stream_memory_samples())
-      events.add(TraceDeviceMemory{m.device, m.t_ns / 1000.0, m.live_bytes});
+      events.add(TraceDeviceMemory{m.device, epoch_us + m.t_ns / 1000.0, m.live_bytes});
+    // GPU counters from NVML (recorder/gpu_samples.h): utilization, then the health tracks.
+    for (const auto& u : recorder::gpu_util_samples())
+      events.add(TraceGpuCounter{u.device, u.process ? "process busy %" : "busy %", mono_us(u.t_ns), {"busy", nullptr},
+                                 {static_cast<double>(u.pct), 0}});
+    for (const auto& h : recorder::gpu_health_samples()) {
+      const double ts = mono_us(h.t_ns);
+      if (h.have & recorder::GpuHealthSample::kClocks)
+        events.add(TraceGpuCounter{h.device, "clocks MHz", ts, {"sm", "mem"},
+                                   {static_cast<double>(h.sm_mhz), static_cast<double>(h.mem_mhz)}});
+      if (h.have & recorder::GpuHealthSample::kPower)
+        events.add(TraceGpuCounter{h.device, "power W", ts, {"power", "limit"},
+                                   {h.power_mw / 1000.0, h.power_limit_mw / 1000.0}});
+      if (h.have & recorder::GpuHealthSample::kTemp)
+        events.add(TraceGpuCounter{h.device, "temperature C", ts, {"temp", nullptr}, {static_cast<double>(h.temp_c), 0}});
+      if (h.have & recorder::GpuHealthSample::kReasons)
+        events.add(TraceGpuCounter{h.device, "throttled", ts, {"slowdown", nullptr},
+                                   {(h.clock_event_reasons & symbols::kClockEventsSlowdown) ? 1.0 : 0.0, 0}});
+    }
+    for (const auto& e : recorder::gpu_events())
+      events.add(TraceGpuEvent{e.device, (e.type & symbols::kNvmlEventXidCritical) ? "xid" : "double_bit_ecc", e.data,
+                               mono_us(e.t_ns)});
     // Findings: an instant event when their first site was first hit.
     recorder::for_each_site([&](const recorder::CallSite& s) {
       if (!policy::in_steady_loop(s)) return;  // the report's rule: a burst is no finding
@@ -58,8 +103,7 @@ std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) 
     });
     // Library loads and unloads, as the watcher saw them (within a second of the dlopen).
     for (const auto& e : policy::library_events())
-      events.add(TraceLibrary{e.load, e.family, (e.t_ns > start_mono_ns ? e.t_ns - start_mono_ns : 0) / 1000.0, e.path,
-                              e.version});
+      events.add(TraceLibrary{e.load, e.family, mono_us(e.t_ns), e.path, e.version});
   }
   out += '\n';
   return out;

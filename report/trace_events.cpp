@@ -57,6 +57,32 @@ void TraceEvents::add(const TraceDeviceMemory& e) {
   w_.member("live_bytes", e.live_bytes);
 }
 
+void TraceEvents::add(const TraceGpuCounter& e) {
+  auto o = w_.object();
+  w_.member("ph", "C");
+  w_.member("pid", pid_);
+  w_.member("name", fmt::format("gpu {} {}", e.device, e.track));
+  w_.member("ts", us(e.ts_us));
+  w_.key("args");
+  auto args = w_.object();
+  for (int i = 0; i < 2 && e.names[i] != nullptr; ++i) w_.member(e.names[i], JsonFixed{e.values[i], 1});
+}
+
+void TraceEvents::add(const TraceGpuEvent& e) {
+  auto o = w_.object();
+  w_.member("ph", "i");
+  w_.member("s", "p");
+  w_.member("pid", pid_);
+  w_.member("tid", 0);
+  w_.member("name", fmt::format("gpu {} {} {}", e.device, e.kind, e.data));
+  w_.member("cat", "gpu");
+  w_.member("ts", us(e.ts_us));
+  w_.key("args");
+  auto args = w_.object();
+  w_.member("device", e.device);
+  w_.member("data", e.data);
+}
+
 void TraceEvents::add(const TraceFinding& e) {
   auto o = w_.object();
   w_.member("ph", "i");

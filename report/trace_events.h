@@ -27,6 +27,22 @@ struct TraceDeviceMemory {
   double ts_us;
   uint64_t live_bytes;
 };
+// A GPU counter sample ("C"): the counter track "gpu <device> <track>", one series per value
+// (NVML's utilization and health samples, recorder/gpu_samples.h).
+struct TraceGpuCounter {
+  int device;
+  const char* track;  // "busy %", "clocks MHz", "power W", "temperature C", "throttled"
+  double ts_us;
+  const char* names[2];  // the series; names[1] nullptr: one series
+  double values[2];
+};
+// A critical GPU event ("i", process-wide, category "gpu"): an Xid or a double-bit ECC error.
+struct TraceGpuEvent {
+  int device;
+  const char* kind;  // "xid", "double_bit_ecc"
+  uint64_t data;
+  double ts_us;
+};
 // A finding ("i", process-wide), when its site was first hit.
 struct TraceFinding {
   const char* id;
@@ -51,6 +67,8 @@ class TraceEvents {
   void add(const TraceThreadName& e);
   void add(const TraceCall& e);
   void add(const TraceDeviceMemory& e);
+  void add(const TraceGpuCounter& e);
+  void add(const TraceGpuEvent& e);
   void add(const TraceFinding& e);
   void add(const TraceLibrary& e);
 

@@ -34,6 +34,7 @@
 #include "report/trace.h"
 #include "shim/cudashim.h"
 #include "shim/first_use.h"
+#include "shim/gpu_sampler.h"
 #include "shim/library_watch.h"
 #include "shim/torch_counters.h"
 #include "shim/log.h"
@@ -140,6 +141,7 @@ void setup_process() {
   policy::configure_admission(s, {real_total_bytes, real_free_bytes});
   policy::configure_sync(s);
   torch_counters_configure(s.torch_counters);
+  gpu_sampler_configure(s);
   if (const char* lb = std::getenv("CUDA_LAUNCH_BLOCKING"); lb != nullptr && std::strcmp(lb, "1") == 0)
     recorder::count_event(recorder::Event::launch_blocking_env);
   const auto applied = policy::apply_framework_env(s);
@@ -225,6 +227,7 @@ __attribute__((constructor)) void cudashim_start() {
   setup_process();
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   recorder::stream_set_tick(library_watch_tick);
+  recorder::stream_add_tick(gpu_sampler_tick);
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }

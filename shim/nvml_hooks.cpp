@@ -64,6 +64,12 @@ int cuda_ordinal(void* nvml_device, void* real_mem_fn) {
   auto pci = h ? reinterpret_cast<PciFn>(real_dl().dlsym(h, "nvmlDeviceGetPciInfo_v3")) : nullptr;
   NvmlPciInfo p{};
   if (pci == nullptr || pci(nvml_device, &p) != 0) return -1;
+  return cuda_ordinal_at_pci(p.domain, p.bus, p.device);
+}
+
+}  // namespace
+
+int cuda_ordinal_at_pci(unsigned domain, unsigned bus_number, unsigned device) {
   using CountFn = CUresult (*)(int*);
   using BusFn = CUresult (*)(char*, int, CUdevice);
   auto count = reinterpret_cast<CountFn>(driver_function("cuDeviceGetCount"));
@@ -74,10 +80,12 @@ int cuda_ordinal(void* nvml_device, void* real_mem_fn) {
     char id[32] = {};
     unsigned dom = 0, b = 0, dev = 0;
     if (bus(id, sizeof id, d) != CUDA_SUCCESS || std::sscanf(id, "%x:%x:%x", &dom, &b, &dev) != 3) continue;
-    if (dom == p.domain && b == p.bus && dev == p.device) return d;
+    if (dom == domain && b == bus_number && dev == device) return d;
   }
   return -1;
 }
+
+namespace {
 
 // total, free and used as the cap allows. Under a cap the device is a virtual one of
 // `cap` bytes with no driver reservation in it: reserved (v2) becomes 0 and used = total - free.

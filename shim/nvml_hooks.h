@@ -14,4 +14,9 @@ namespace cudashim::shim {
 // its real function, or nullptr when `name` is not one of kNvmlHooks.
 void* nvml_answer(const char* name, void* real);
 
+// Returns the CUDA ordinal of the device at PCI address domain:bus:device, as the driver
+// numbers them in this process (CUDA_VISIBLE_DEVICES applies), or -1: no such device, or
+// the driver is not initialized yet.
+int cuda_ordinal_at_pci(unsigned domain, unsigned bus, unsigned device);
+
 }  // namespace cudashim::shim

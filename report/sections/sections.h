@@ -40,5 +40,6 @@ void write_libraries(JsonWriter& w, const ReportContext& c);
 void write_library_findings(JsonWriter& w, const ReportContext& c);
 void write_modules(JsonWriter& w, const ReportContext& c);
 void write_interposition(JsonWriter& w, const ReportContext& c);
+void write_gpu_time(JsonWriter& w, const ReportContext& c);
 
 }  // namespace cudashim::report

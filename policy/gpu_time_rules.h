@@ -1,0 +1,77 @@
+// gpu_time_rules.h: GPU busy and idle shares from NVML's utilization samples, the GPU's
+// health over the same window, and the two findings drawn from them: gpu.idle (with its
+// diagnosis: sync-bound, host-bound, launch-bound) and gpu.clocks-throttled
+// (catalog/findings.def; how each number is measured and its error: docs/gpu-time.md).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catalog/findings.h"
+#include "policy/settings_load.h"
+#include "recorder/gpu_samples.h"
+
+namespace cudashim::policy {
+
+struct GpuTimeThresholds {
+  uint64_t idle_warn_pct = 30;      // gpu.idle_warn_pct
+  uint64_t throttle_warn_pct = 10;  // gpu.throttle_warn_pct
+  // Fewer steady samples than this decide nothing (about 2 s at NVML's 1/6 s period; 3
+  // health samples at one a second).
+  uint64_t min_util_samples = 12, min_health_samples = 3;
+  // Below this GPU time per launch, kernels are shorter than what a launch costs the host
+  // (4-10 us through cudaLaunchKernel on recent drivers): the GPU waits for launches.
+  uint64_t launch_cost_ns = 5000;
+};
+
+// Reads the thresholds from the settings (start-up).
+void configure_gpu_time(const Settings& s);
+const GpuTimeThresholds& gpu_time_thresholds();
+
+// A share of busy time over a window of samples. samples == 0: nothing was sampled there.
+struct BusyShare {
+  uint64_t from_ns = 0, to_ns = 0;  // monotonic
+  uint64_t samples = 0;
+  double busy = 0;  // 0..1: the mean of the samples' utilization
+};
+
+// What the host did (report time): the inputs of the diagnosis.
+struct HostActivity {
+  uint64_t wall_ns = 0;     // since start-up
+  uint64_t blocked_ns = 0;  // inside blocking CUDA calls (outermost), every thread
+  uint64_t launches = 0;    // kernel launches, every thread
+  // The findings whose calls drain the GPU's queue (a sync, a synchronous copy, a free),
+  // with their blocked time, the costliest first: "id at site (blocked ms)".
+  std::vector<std::string> draining;
+};
+
+// One device over the run.
+struct GpuDeviceTime {
+  int device = -1;  // CUDA ordinal
+  BusyShare run, steady;                  // device-wide (nvmlDeviceGetSamples)
+  BusyShare process_run, process_steady;  // this process's kernels (nvmlDeviceGetProcessUtilization)
+  uint64_t sample_period_ns = 0;          // the median gap between device-wide samples
+  // Health in the steady window (every health sample when there is no steady window).
+  uint64_t health_samples = 0, throttled_samples = 0;
+  uint64_t slowdown_reasons = 0;  // every power/thermal/hardware reason bit seen
+  uint32_t sm_mhz_min = 0, sm_mhz_max = 0, temp_c_max = 0, power_mw_max = 0, power_limit_mw = 0;
+  uint64_t mem_used_max = 0;
+  // "gpu-bound" (idle below the threshold), "sync-bound", "host-bound", "launch-bound",
+  // or "unknown" (too few samples).
+  const char* diagnosis = "unknown";
+  std::vector<std::string> evidence;  // one line each: the numbers behind the diagnosis
+  std::vector<FindingId> findings;    // gpu.idle, gpu.clocks-throttled when they fired
+};
+
+// The devices' GPU time between start_ns and end_ns (monotonic), from the sampler's records.
+// The steady window of a device starts after the first fifth of the span between its first
+// and last busy sample and ends at the last one (docs/gpu-time.md); a device with no busy
+// sample has none (steady.samples == 0).
+std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& util,
+                                    const std::vector<recorder::GpuHealthSample>& health, const HostActivity& host,
+                                    uint64_t start_ns, uint64_t end_ns);
+
+// The names of the clock-event reason bits set in `reasons`, "+"-joined ("sw_power_cap+hw_thermal").
+std::string clock_event_names(uint64_t reasons);
+
+}  // namespace cudashim::policy

@@ -1,0 +1,178 @@
+// gpu_time.cpp: the report's "gpu_time" section: how busy each GPU was over the run and its
+// steady state (NVML's utilization samples), its health next to the work, the gpu.idle and
+// gpu.clocks-throttled findings with their evidence, and the Xid and ECC events
+// (docs/gpu-time.md, docs/report-schema.md).
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "policy/gpu_time_rules.h"
+#include "policy/sync_rules.h"
+#include "recorder/clock.h"
+#include "recorder/gpu_samples.h"
+#include "report/sections/sections.h"
+
+namespace cudashim::report {
+namespace {
+
+const char* mode_name(recorder::GpuSamplerState::Mode m) {
+  switch (m) {
+    case recorder::GpuSamplerState::kOff: return "off";
+    case recorder::GpuSamplerState::kNoNvml: return "unavailable";
+    case recorder::GpuSamplerState::kSampling: return "nvml";
+    default: return "not_started";
+  }
+}
+
+// The findings whose calls drain the GPU's queue: the host waits for the GPU to finish,
+// then the GPU waits for the host's next work.
+bool drains_queue(FindingId f) {
+  switch (f) {
+    case FindingId::scalar_readback:
+    case FindingId::explicit_sync:
+    case FindingId::alloc_churn:
+    case FindingId::sync_copy:
+    case FindingId::async_pageable:
+    case FindingId::pinned_in_loop:
+    case FindingId::deprecated_api:
+    case FindingId::launch_blocking: return true;
+    default: return false;
+  }
+}
+
+policy::HostActivity host_activity(const ReportContext& c) {
+  policy::HostActivity h;
+  h.wall_ns = c.wall_ns;
+  h.blocked_ns = ticks_to_ns(c.totals.blocked_outer_ns);
+  for (size_t i = 0; i < kHookCount; ++i)
+    if (hook_info(static_cast<HookId>(i)).family == Family::launch) h.launches += c.totals.calls[i];
+  for (const auto& f : policy::evaluate_findings()) {
+    if (!drains_queue(f.finding)) continue;
+    const std::string where = f.sites.empty() ? std::string("the process") : policy::describe_site(*f.sites.front().site);
+    h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms", finding_info(f.finding).name, where, f.count,
+                                     static_cast<double>(f.blocked_ns) / 1e6));
+  }
+  return h;
+}
+
+void write_share(JsonWriter& w, const policy::BusyShare& b, uint64_t start_mono_ns) {
+  if (b.samples == 0) {
+    w.null();
+    return;
+  }
+  auto o = w.object();
+  w.member("from_ns", b.from_ns > start_mono_ns ? b.from_ns - start_mono_ns : 0);
+  w.member("to_ns", b.to_ns > start_mono_ns ? b.to_ns - start_mono_ns : 0);
+  w.member("samples", b.samples);
+  w.member("busy", JsonFixed{b.busy, 3});
+  w.member("idle", JsonFixed{1.0 - b.busy, 3});
+}
+
+void write_sampling(JsonWriter& w) {
+  const recorder::GpuSamplerState s = recorder::gpu_state();
+  auto o = w.object();
+  w.member("mode", mode_name(s.mode));
+  w.member("reason", s.reason);
+  w.member("devices", s.devices);
+  w.member("device_samples", s.device_samples);
+  w.member("process_samples", s.process_samples);
+  w.member("events", s.events);
+  w.member("dropped", recorder::gpu_dropped_samples());
+}
+
+// The precise mode (CUPTI activity records) is not built yet; a profiler that owns CUPTI is
+// named all the same, since its presence is what the precise mode will stand aside for.
+void write_precise(JsonWriter& w) {
+  auto o = w.object();
+  w.member("mode", "off");
+  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+  w.key("other_profiler");
+  if (injection != nullptr && *injection != '\0') w.value(injection); else w.null();
+}
+
+void write_clock(JsonWriter& w, const ReportContext& c) {
+  auto o = w.object();
+  w.member("base", "CLOCK_MONOTONIC");
+  w.member("start_unix_ns", c.process.start_unix_ns);
+  w.member("start_mono_ns", c.process.start_mono_ns);
+}
+
+void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_mono_ns) {
+  auto o = w.object();
+  w.member("device", d.device);
+  w.member("sample_period_us", d.sample_period_ns / 1000);
+  w.key("run");
+  write_share(w, d.run, start_mono_ns);
+  w.key("steady");
+  write_share(w, d.steady, start_mono_ns);
+  w.key("process_run");
+  write_share(w, d.process_run, start_mono_ns);
+  w.key("process_steady");
+  write_share(w, d.process_steady, start_mono_ns);
+  w.key("health");
+  {
+    auto h = w.object();
+    w.member("samples", d.health_samples);
+    w.member("throttled_samples", d.throttled_samples);
+    w.member("slowdown_reasons", policy::clock_event_names(d.slowdown_reasons));
+    w.member("sm_mhz_min", d.sm_mhz_min);
+    w.member("sm_mhz_max", d.sm_mhz_max);
+    w.member("temp_c_max", d.temp_c_max);
+    w.member("power_mw_max", d.power_mw_max);
+    w.member("power_limit_mw", d.power_limit_mw);
+    w.member("mem_used_max", d.mem_used_max);
+  }
+  w.member("diagnosis", d.diagnosis);
+  w.key("evidence");
+  {
+    auto a = w.array();
+    for (const auto& e : d.evidence) w.value(e);
+  }
+}
+
+}  // namespace
+
+void write_gpu_time(JsonWriter& w, const ReportContext& c) {
+  const uint64_t start = c.process.start_mono_ns, end = start + c.wall_ns;
+  const auto devices = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), host_activity(c),
+                                        start, end);
+  auto o = w.object();
+  w.key("sampling");
+  write_sampling(w);
+  w.key("precise");
+  write_precise(w);
+  w.key("clock");
+  write_clock(w, c);
+  w.key("devices");
+  {
+    auto a = w.array();
+    for (const auto& d : devices) write_device(w, d, start);
+  }
+  w.key("findings");
+  {
+    auto a = w.array();
+    for (const auto& d : devices)
+      for (FindingId f : d.findings) {
+        auto fo = w.object();
+        w.member("id", finding_info(f).name);
+        w.member("severity", severity_name(finding_info(f).severity));
+        w.member("device", d.device);
+        w.member("title", finding_info(f).title);
+        w.member("fix", finding_info(f).fix);
+        w.member("diagnosis", f == FindingId::gpu_idle ? d.diagnosis : "");
+      }
+  }
+  w.key("events");
+  {
+    auto a = w.array();
+    for (const auto& e : recorder::gpu_events()) {
+      auto eo = w.object();
+      w.member("t_ns", e.t_ns > start ? e.t_ns - start : 0);
+      w.member("device", e.device);
+      w.member("kind", (e.type & 0x8) ? "xid" : "double_bit_ecc");  // nvmlEventTypeXidCriticalError = 0x8
+      w.member("data", e.data);
+    }
+  }
+}
+
+}  // namespace cudashim::report
