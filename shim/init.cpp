@@ -8,6 +8,7 @@
 // written at exit (or when SIGTERM or an abort ends the process: shim/terminate.h).
 #include <pthread.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -93,6 +94,9 @@ void defer_to_first_use(const policy::LoadResult& loaded) {
 
 void setup_process() {
   policy::LoadResult loaded = policy::load_policy(env_get);
+  // A misspelled CUDASHIM_MEMCAP is one warning at the first CUDA use, like a bad value
+  // (none in a setuid process, which reads no CUDASHIM_* variable at all).
+  if (getauxval(AT_SECURE) == 0) policy::warn_unknown_variables(loaded, environ);
   // shim/log.h counts its levels from -1 (off); the setting's words start at off.
   g_log_level.store(static_cast<int>(loaded.policy.settings.log_level) - 1, std::memory_order_relaxed);
   defer_to_first_use(loaded);
