@@ -46,7 +46,7 @@ std::vector<std::string_view> closest_names(std::string_view typed, const std::v
     std::size_t d = edit_distance(typed, c);
     if (d > 1 + c.size() / 4) {
       if (!is_prefix(c)) continue;
-      d = 1 + c.size() / 4;  // a prefix ranks with the farthest typo
+      d = 1;  // a prefix ranks with the closest typos
     }
     scored.emplace_back(d, c);
     best = std::min(best, d);
@@ -57,9 +57,7 @@ std::vector<std::string_view> closest_names(std::string_view typed, const std::v
   return out;
 }
 
-std::string did_you_mean(std::string_view typed, const std::vector<std::string_view>& candidates, std::string_view quote,
-                         std::string_view prefix) {
-  const auto names = closest_names(typed, candidates);
+std::string suggestion_text(const std::vector<std::string_view>& names, std::string_view quote, std::string_view prefix) {
   if (names.empty()) return "";
   std::string out = "; did you mean ";
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -67,6 +65,11 @@ std::string did_you_mean(std::string_view typed, const std::vector<std::string_v
     out.append(quote).append(prefix).append(names[i]).append(quote);
   }
   return out + "?";
+}
+
+std::string did_you_mean(std::string_view typed, const std::vector<std::string_view>& candidates, std::string_view quote,
+                         std::string_view prefix) {
+  return suggestion_text(closest_names(typed, candidates), quote, prefix);
 }
 
 }  // namespace cudashim::policy

@@ -5,8 +5,8 @@
 // (an insertion, a deletion, a substitution or a swap of two neighbours costs 1), letters
 // compared without case. A candidate is suggested when its distance is at most
 // 1 + (its length) / 4 (`doctr` -> `doctor`, `MEMCAP` -> `MEM_CAP`, `--ouy` -> `--out`), or
-// when the typed name is a prefix of it at least 3 characters long (`rep` -> `report`); the
-// closest ones are kept, at most three, in the candidates' order.
+// when the typed name is a prefix of it at least 3 characters long (`rep` -> `report`, which
+// counts as distance 1); the closest ones are kept, at most three, in the candidates' order.
 #pragma once
 #include <cstddef>
 #include <string>
@@ -26,5 +26,9 @@ std::vector<std::string_view> closest_names(std::string_view typed, const std::v
 // `prefix` before it (names compared without it: "CUDASHIM_"), or "" when there is none.
 std::string did_you_mean(std::string_view typed, const std::vector<std::string_view>& candidates,
                          std::string_view quote = "'", std::string_view prefix = "");
+
+// Returns "; did you mean 'a'?" (or "'a' or 'b'?") for `names` as given, or "" for none.
+std::string suggestion_text(const std::vector<std::string_view>& names, std::string_view quote = "'",
+                            std::string_view prefix = "");
 
 }  // namespace cudashim::policy

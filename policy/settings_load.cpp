@@ -204,15 +204,23 @@ std::string toml_text(const toml::node& n) {
   return "";
 }
 
-// The policy file keys of the table, for a suggestion.
-const std::vector<std::string_view>& toml_keys() {
-  static const std::vector<std::string_view> keys = [] {
-    std::vector<std::string_view> k;
-    for (const SettingRow& row : kSettingRows)
-      if (*row.toml_key) k.emplace_back(row.toml_key);
-    return k;
-  }();
-  return keys;
+// "; did you mean 'memory.managed'?" for an unknown policy file key: its last part against the
+// last part of each key of the table, so that a shared "memory." does not make every key look
+// close, and a key in the wrong section is found too.
+std::string closest_keys(std::string_view key) {
+  auto last = [](std::string_view k) { return k.substr(k.rfind('.') + 1); };
+  std::vector<std::string_view> parts;
+  for (const SettingRow& row : kSettingRows)
+    if (*row.toml_key) parts.push_back(last(row.toml_key));
+  // The same name in another section is the closest of all ([output] cap = ...).
+  auto best = std::find(parts.begin(), parts.end(), last(key)) != parts.end()
+                  ? std::vector<std::string_view>{last(key)}
+                  : closest_names(last(key), parts);
+  std::vector<std::string_view> keys;
+  for (const SettingRow& row : kSettingRows)
+    if (*row.toml_key && std::find(best.begin(), best.end(), last(row.toml_key)) != best.end() && key != row.toml_key)
+      keys.emplace_back(row.toml_key);
+  return suggestion_text(keys);
 }
 
 std::string where(const std::string& path, const toml::source_region& s) {
@@ -443,7 +451,7 @@ void apply_file(LoadResult& r, const std::string& path, bool admin, const char* 
     if (e.kind == KeyError::unknown_key) {
       const std::string key = std::string(e.section) + "." + std::string(e.key);
       e.text = fmt::format("{}: unknown setting '{}'{} (see `cudashim options` for the list)", at, printable(key, 64),
-                           did_you_mean(key, toml_keys()));
+                           closest_keys(key));
     }
     else if (e.kind == KeyError::not_a_section)
       e.text = fmt::format("{}: '{}' is not a section; settings live in [output], [memory], [framework], [policy]", at,

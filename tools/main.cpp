@@ -191,9 +191,8 @@ int main(int argc, char** argv) {
   if (cmd == "completion") {
     const std::string script = completion_script(args.operands[0]);
     if (script.empty()) {
-      fmt::print(stderr, "cudashim completion: '{}' is not a shell it completes for{}: use bash or zsh\n",
-                 cudashim::policy::printable(args.operands[0], 40),
-                 cudashim::policy::did_you_mean(args.operands[0], {"bash", "zsh"}));
+      fmt::print(stderr, "cudashim completion: '{}' is not a shell it completes for: use bash or zsh\n",
+                 cudashim::policy::printable(args.operands[0], 40));
       return kUsageExit;
     }
     std::cout << script;
