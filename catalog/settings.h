@@ -33,8 +33,8 @@ inline constexpr const char* kOnInvalidWords[] = {"warn", "fail"};
 
 // The units of a memory size (TYPE memsize), matched without case ("8gib" is 8 GiB): B, the
 // decimal KB/MB/GB/TB (powers of 1000, as disks and `ls --si` count), the binary KiB/MiB/GiB/TiB
-// and their one-letter forms K/M/G/T (powers of 1024, as GNU `ls -h`, `free -h`, Slurm's --mem
-// and PYTORCH_CUDA_ALLOC_CONF read them). A number without a unit is bytes, or a fraction of the
+// and their one-letter forms K/M/G/T (powers of 1024, as GNU `ls -h`, `free -h` and Slurm's
+// --mem read them). A number without a unit is bytes, or a fraction of the
 // device's memory when it is at most 1 and written with a point or an exponent (0.5, 1.0).
 struct MemUnit {
   const char* name;  // as docs/options.md writes it
@@ -65,6 +65,9 @@ inline constexpr OtherVariable kOtherVariables[] = {
     {"CUDA_INCLUDE", "the wheel's build backend: the folder of cuda.h"},
     {"WHEEL_BUILD", "the wheel's build backend: its CMake build folder"},
     {"TEST_HOOK_NAMES", "the test suite's driver double"},
+    {"HTML_SHOT", "tests/cli/html_report.py: where the page's screenshot goes"},
+    {"FUZZ_SEED", "tests/fuzz/run_fuzz.py: the fuzzers' seed"},
+    {"OLD_MIRROR", "scripts/old_userland.sh: the Debian mirror of the old-glibc test"},
 };
 
 // The spellings a flag accepts; the first of each list is how it is written back.

@@ -587,8 +587,8 @@ std::string settings_markdown() {
   out += "\n## Memory sizes\n\nA `memsize` is a number (`8`, `1.5`, `1.5e9`; blanks and `_` are ignored) and a unit, "
          "matched without case (`8gib`, `8GiB` and `8GIB` are the same); a number without a unit is bytes, or a "
          "fraction of the device's memory when it is at most 1 and written with a point or an exponent (`0.5`, `1.0`); "
-         "`50%` is half the device. The one-letter units are binary, as GNU `ls -h`, `free -h`, Slurm's `--mem` and "
-         "`PYTORCH_CUDA_ALLOC_CONF` read them; the two-letter ones without `i` are decimal, as disks count.\n\n"
+         "`50%` is half the device. The one-letter units are binary, as GNU `ls -h`, `free -h` and Slurm's `--mem` read "
+         "them; the two-letter ones without `i` are decimal, as disks count.\n\n"
          "| Unit | Is |\n|---|---|\n";
   for (const MemUnit& u : kMemUnits) out += fmt::format("| `{}` | {} |\n", u.name, u.what);
   out += "\n## Other `CUDASHIM_*` variables\n\nAt its first CUDA call, a process warns once about each `CUDASHIM_*` "
