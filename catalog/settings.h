@@ -31,6 +31,45 @@ inline constexpr const char* kManagedWords[] = {"allow", "warn", "deny"};
 inline constexpr const char* kModuleLoadingWords[] = {"", "LAZY", "EAGER"};
 inline constexpr const char* kOnInvalidWords[] = {"warn", "fail"};
 
+// The units of a memory size (TYPE memsize), matched without case ("8gib" is 8 GiB): B, the
+// decimal KB/MB/GB/TB (powers of 1000, as disks and `ls --si` count), the binary KiB/MiB/GiB/TiB
+// and their one-letter forms K/M/G/T (powers of 1024, as GNU `ls -h`, `free -h` and Slurm's
+// --mem read them). A number without a unit is bytes, or a fraction of the
+// device's memory when it is at most 1 and written with a point or an exponent (0.5, 1.0).
+struct MemUnit {
+  const char* name;  // as docs/options.md writes it
+  double bytes;      // what one of it is
+  const char* what;  // "10^9 bytes"
+};
+inline constexpr MemUnit kMemUnits[] = {
+    {"B", 1, "1 byte"},
+    {"KB", 1e3, "10^3 bytes"},         {"MB", 1e6, "10^6 bytes"},
+    {"GB", 1e9, "10^9 bytes"},         {"TB", 1e12, "10^12 bytes"},
+    {"KiB", 1024.0, "2^10 bytes"},     {"MiB", 1048576.0, "2^20 bytes"},
+    {"GiB", 1073741824.0, "2^30 bytes"}, {"TiB", 1099511627776.0, "2^40 bytes"},
+    {"K", 1024.0, "2^10 bytes (KiB)"}, {"M", 1048576.0, "2^20 bytes (MiB)"},
+    {"G", 1073741824.0, "2^30 bytes (GiB)"}, {"T", 1099511627776.0, "2^40 bytes (TiB)"},
+};
+
+// CUDASHIM_* variables that are not settings of the shim but are read by other parts of
+// cudashim: an unknown-variable warning (policy/settings_load.h) passes them by.
+struct OtherVariable {
+  const char* name;  // CUDASHIM_<name>
+  const char* who;   // what reads it
+};
+inline constexpr OtherVariable kOtherVariables[] = {
+    {"LIB", "`cudashim run` and the deploy scripts: the path of libcudashim.so"},
+    {"HOME", "deploy/slurm/train.sbatch: where the wheel was installed"},
+    {"SLURM_OUT_BASE", "deploy/slurm/task_prolog.sh: the node's folder for reports"},
+    {"NO_PRELOAD", "deploy/slurm/task_prolog.sh: 1 opts a job out of the preload"},
+    {"CUDA_INCLUDE", "the wheel's build backend: the folder of cuda.h"},
+    {"WHEEL_BUILD", "the wheel's build backend: its CMake build folder"},
+    {"TEST_HOOK_NAMES", "the test suite's driver double"},
+    {"HTML_SHOT", "tests/cli/html_report.py: where the page's screenshot goes"},
+    {"FUZZ_SEED", "tests/fuzz/run_fuzz.py: the fuzzers' seed"},
+    {"OLD_MIRROR", "scripts/old_userland.sh: the Debian mirror of the old-glibc test"},
+};
+
 // The spellings a flag accepts; the first of each list is how it is written back.
 inline constexpr const char* kFlagOnWords[] = {"1", "true", "yes", "on", "TRUE", "True", "YES", "ON"};
 inline constexpr const char* kFlagOffWords[] = {"0", "false", "no", "off", "FALSE", "False", "NO", "OFF"};
@@ -51,7 +90,10 @@ struct SettingTypeInfo {
 inline constexpr SettingTypeInfo kSettingTypes[] = {
     {"bool", "1 or 0 (true/false, yes/no, on/off)", nullptr, 0},
     {"count", "a whole number from 0 to 1000000000", nullptr, 0},
-    {"memsize", "bytes with a unit (8GiB, 512MiB, 1.5e9) or a fraction of the device's memory (0.5 or 50%)", nullptr, 0},
+    {"memsize",
+     "a number of bytes with a unit, any case: B, KB/MB/GB/TB (powers of 1000), KiB/MiB/GiB/TiB or K/M/G/T (powers of "
+     "1024), as in 8GiB, 512mb, 1.5e9; or a fraction of the device's memory (0.5 or 50%)",
+     nullptr, 0},
     {"path", "one non-empty line of at most 4000 characters", nullptr, 0},
     {"string", "one line of at most 4000 characters", nullptr, 0},
     {"loglevel", "off, error, warn, info or debug", kLogThresholdWords, std::size(kLogThresholdWords)},
@@ -87,9 +129,14 @@ constexpr const char* setting_word(E value) {
 // How a locked administrator policy may be changed by the environment or a user file.
 enum class Tighten : uint8_t { any, min, rank, fixed };
 
+// What a bad value of a setting does (the role column of settings.def): `enforce` settings hold
+// the job to a limit, so a value that does not parse is an error under policy.on_invalid, never
+// a silent fallback to "no limit"; a bad `plain` environment value is one warning.
+enum class SettingRole : uint8_t { plain, enforce };
+
 // Setting: one id per row, in table order.
 enum class Setting : int {
-#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) NAME,
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, role, doc) NAME,
 #include "catalog/settings.def"
 #undef CUDASHIM_SETTING
   kCount
@@ -103,12 +150,14 @@ struct SettingRow {
   const char* toml_key;  // "" = environment only
   const char* default_value;
   Tighten tighten;
+  SettingRole role;
   const char* doc;
+  constexpr bool enforces() const { return role == SettingRole::enforce; }
   constexpr const SettingTypeInfo& type_info() const { return setting_type_info(type); }
 };
 inline constexpr SettingRow kSettingRows[kSettings] = {
-#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) \
-  {SettingType::TYPE, #NAME, #field, key, def, Tighten::tighten, doc},
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, role, doc) \
+  {SettingType::TYPE, #NAME, #field, key, def, Tighten::tighten, SettingRole::role, doc},
 #include "catalog/settings.def"
 #undef CUDASHIM_SETTING
 };
@@ -116,7 +165,7 @@ inline constexpr SettingRow kSettingRows[kSettings] = {
 constexpr const SettingRow& setting_row(Setting s) { return kSettingRows[static_cast<int>(s)]; }
 
 // `rank` compares an order (flags and enums), `min` a size: the table cannot say otherwise.
-#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc)                                          \
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, role, doc)                                          \
   static_assert(Tighten::tighten != Tighten::rank || SettingType::TYPE == SettingType::flag ||              \
                     setting_type_info(SettingType::TYPE).word_count != 0,                                    \
                 "settings.def: " #NAME " is ranked but has no order");                                     \

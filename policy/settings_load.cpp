@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include "policy/did_you_mean.h"
 #include "policy/printable.h"
 #include "symbols/bounded_read.h"
 
@@ -12,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cerrno>
@@ -121,7 +123,7 @@ Outcome set_typed(setting_field_t<T>& field, std::string& text, const std::strin
 
 Outcome set_row(Policy& p, Setting s, const std::string& raw, bool locked, std::string& why) {
   switch (s) {
-#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) \
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, role, doc) \
   case Setting::NAME:                                               \
     return set_typed<SettingType::TYPE, Tighten::tighten>(p.settings.field, p.text[static_cast<int>(s)], raw, locked, why);
 #include "catalog/settings.def"
@@ -145,6 +147,8 @@ std::string line_problem(SettingType t, const std::string& raw) {
 struct Message {
   enum Kind { none, error, warning } kind = none;
   std::string text;
+  bool enforced_invalid = false;  // an environment value of an `enforce` setting that does not parse
+  std::string as_error{};         // then: the message as an error, when policy.on_invalid = fail
 };
 
 // Sets setting `i` to `raw` from `origin`, honoring its type and the lock. Returns what to say:
@@ -159,7 +163,15 @@ Message set_value(LoadResult& r, int i, const std::string& raw, const std::strin
       const std::string msg = fmt::format("{}: {}='{}' is not valid{}: use {}", origin, what, printable(raw, 64),
                                           line_problem(row.type, raw), row.type_info().accepted);
       if (from_file) return {Message::error, msg};
-      return {Message::warning, msg + fmt::format("; using '{}'", printable(r.policy.text[i], 64))};
+      Message m{Message::warning, msg + fmt::format("; using '{}'", printable(r.policy.text[i], 64))};
+      if (row.enforces()) {
+        // A limit must not turn itself off over a typo: policy.on_invalid decides (load_policy).
+        m.enforced_invalid = true;
+        m.as_error = fmt::format("{}='{}' is not valid{}: use {}", what, printable(raw, 64), line_problem(row.type, raw),
+                                 row.type_info().accepted);
+        m.text += " (policy.on_invalid = \"warn\")";
+      }
+      return m;
     }
     case Outcome::refused:
       return {Message::warning, fmt::format("{}: {} {}: the policy locked by {} keeps '{}'", origin, what, printable(why),
@@ -192,6 +204,25 @@ std::string toml_text(const toml::node& n) {
   return "";
 }
 
+// "; did you mean 'memory.managed'?" for an unknown policy file key: its last part against the
+// last part of each key of the table, so that a shared "memory." does not make every key look
+// close, and a key in the wrong section is found too.
+std::string closest_keys(std::string_view key) {
+  auto last = [](std::string_view k) { return k.substr(k.rfind('.') + 1); };
+  std::vector<std::string_view> parts;
+  for (const SettingRow& row : kSettingRows)
+    if (*row.toml_key) parts.push_back(last(row.toml_key));
+  // The same name in another section is the closest of all ([output] cap = ...).
+  auto best = std::find(parts.begin(), parts.end(), last(key)) != parts.end()
+                  ? std::vector<std::string_view>{last(key)}
+                  : closest_names(last(key), parts);
+  std::vector<std::string_view> keys;
+  for (const SettingRow& row : kSettingRows)
+    if (*row.toml_key && std::find(best.begin(), best.end(), last(row.toml_key)) != best.end() && key != row.toml_key)
+      keys.emplace_back(row.toml_key);
+  return suggestion_text(keys);
+}
+
 std::string where(const std::string& path, const toml::source_region& s) {
   return fmt::format("{}:{}:{}", path, s.begin.line, s.begin.column);
 }
@@ -213,24 +244,26 @@ bool parse_memsize(const std::string& text, MemSize& out) {
     out.fraction = v / 100.0;
     return true;
   }
-  static const struct {
-    const char* name;
-    double mult;
-  } kUnits[] = {{"", 1},      {"B", 1},         {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-                {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9},        {"TB", 1e12},
-                {"K", 1024.0}, {"M", 1048576.0}, {"G", 1073741824.0}};
-  for (const auto& u : kUnits) {
-    if (unit != u.name) continue;
-    if (unit.empty() && v <= 1.0 && s.find_first_of(".eE") != std::string::npos) {
+  auto same_unit = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  double mult = 0;
+  if (unit.empty()) {
+    if (v <= 1.0 && s.find_first_of(".eE") != std::string::npos) {
       out.fraction = v;  // "0.5": a fraction of the device
       return true;
     }
-    const double bytes = v * u.mult;
-    if (bytes < 1 || bytes > 1.8e19) return false;
-    out.bytes = static_cast<uint64_t>(bytes);
-    return true;
+    mult = 1;
   }
-  return false;
+  for (const MemUnit& u : kMemUnits)
+    if (same_unit(unit, u.name)) mult = u.bytes;
+  if (mult == 0) return false;
+  const double bytes = v * mult;
+  if (bytes < 1 || bytes > 1.8e19) return false;
+  out.bytes = static_cast<uint64_t>(bytes);
+  return true;
 }
 
 bool parse_setting(Setting s, const std::string& raw, Settings& out, std::string& normalized) {
@@ -246,7 +279,7 @@ bool parse_setting(Setting s, const std::string& raw, Settings& out, std::string
 Settings::Settings() {
   // A path's default may be "" (unset), which no file or variable may set; every other
   // default reads as its type (tests/unit/policy_test.cpp checks).
-#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) set_default<SettingType::TYPE>(field, def);
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, role, doc) set_default<SettingType::TYPE>(field, def);
 #include "catalog/settings.def"
 #undef CUDASHIM_SETTING
 }
@@ -415,9 +448,11 @@ void apply_file(LoadResult& r, const std::string& path, bool admin, const char* 
       continue;
     }
     const std::string at = fmt::format("{}:{}:{}", shown, e.at.line, e.at.column);
-    if (e.kind == KeyError::unknown_key)
-      e.text = fmt::format("{}: unknown setting '{}' (see `cudashim options` for the list)", at,
-                           printable(std::string(e.section) + "." + std::string(e.key), 64));
+    if (e.kind == KeyError::unknown_key) {
+      const std::string key = std::string(e.section) + "." + std::string(e.key);
+      e.text = fmt::format("{}: unknown setting '{}'{} (see `cudashim options` for the list)", at, printable(key, 64),
+                           closest_keys(key));
+    }
     else if (e.kind == KeyError::not_a_section)
       e.text = fmt::format("{}: '{}' is not a section; settings live in [output], [memory], [framework], [policy]", at,
                            printable(e.section, 64));
@@ -437,9 +472,14 @@ std::vector<std::string> LoadResult::error_lines() const {
 
 std::string LoadResult::stop_line() const {
   const std::size_t more = errors.size() - 1 + unlisted_errors;
+  const std::string and_more = more == 0 ? std::string() : fmt::format(" (and {} more)", more);
+  if (first_error_is_variable)
+    return fmt::format("invalid setting: {}{}; stopping at the first CUDA call (exit 78) rather than run without the "
+                       "limit: fix or unset {}, or set policy.on_invalid = \"warn\" (CUDASHIM_ON_INVALID=warn)",
+                       errors.front(), and_more, first_error_file);
   return fmt::format("invalid policy: {}{}; stopping at the first CUDA call (exit 78): fix the file (`cudashim policy "
                      "check {}` lists every error) or set policy.on_invalid = \"warn\" in it",
-                     errors.front(), more == 0 ? std::string() : fmt::format(" (and {} more)", more), first_error_file);
+                     errors.front(), and_more, first_error_file);
 }
 
 LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file,
@@ -456,6 +496,7 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
   if (user != nullptr && *user != '\0') apply_file(r, user, false, "CUDASHIM_POLICY");
   const bool locked = r.policy.settings.locked;
   const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
+  std::vector<Message> enforced;  // bad values of enforcement settings, decided once on_invalid is known
   for (int i = 0; i < kSettings; ++i) {
     const std::string var = std::string("CUDASHIM_") + kSettingRows[i].name;
     const char* raw = getenv_fn(var.c_str());
@@ -473,9 +514,48 @@ LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string&
       continue;
     }
     Message m = set_value(r, i, raw, var, false, locked, lock_origin);
-    if (m.kind != Message::none) r.warnings.push_back(std::move(m.text));
+    if (m.enforced_invalid)
+      enforced.push_back(std::move(m));
+    else if (m.kind != Message::none)
+      r.warnings.push_back(std::move(m.text));
+  }
+  // An enforcement setting's bad value follows policy.on_invalid, whichever source set it.
+  for (Message& m : enforced) {
+    if (r.policy.settings.on_invalid == OnInvalid::warn) {
+      r.warnings.push_back(std::move(m.text));
+      continue;
+    }
+    if (r.errors.empty() && r.unlisted_errors == 0) {
+      r.first_error_file = m.as_error.substr(0, m.as_error.find('='));
+      r.first_error_is_variable = true;
+    }
+    r.errors.push_back(std::move(m.as_error));
   }
   return r;
+}
+
+void warn_unknown_variables(LoadResult& r, const char* const* envp) {
+  if (envp == nullptr) return;
+  constexpr std::string_view kPrefix = "CUDASHIM_";
+  std::vector<std::string_view> names;
+  for (const SettingRow& row : kSettingRows) names.emplace_back(row.name);
+  std::size_t unknown = 0;
+  for (const char* const* e = envp; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    if (entry.substr(0, kPrefix.size()) != kPrefix) continue;
+    const std::string_view name = entry.substr(kPrefix.size(), entry.find('=') - kPrefix.size());
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    if (std::any_of(std::begin(kOtherVariables), std::end(kOtherVariables),
+                    [&](const OtherVariable& o) { return name == o.name; }))
+      continue;
+    if (++unknown > kListedUnknownVariables) continue;
+    const std::string hint = did_you_mean(name, names, "", kPrefix);
+    r.warnings.push_back(fmt::format("CUDASHIM_{}: not a cudashim setting, ignored{} (`cudashim options` lists them)",
+                                     printable(name, 64), hint));
+  }
+  if (unknown > kListedUnknownVariables)
+    r.warnings.push_back(fmt::format("... and {} more CUDASHIM_* variables that are not cudashim settings",
+                                     unknown - kListedUnknownVariables));
 }
 
 std::string describe(const Policy& p) {
@@ -489,7 +569,9 @@ std::string describe(const Policy& p) {
 }
 
 std::string settings_markdown() {
-  std::string out = "| Environment | Policy file key | Type | Default | Locked policy | Meaning |\n|---|---|---|---|---|---|\n";
+  std::string out =
+      "| Environment | Policy file key | Type | Default | Locked policy | Bad value in the environment | Meaning |\n"
+      "|---|---|---|---|---|---|---|\n";
   for (int i = 0; i < kSettings; ++i) {
     const SettingRow& r = kSettingRows[i];
     const Tighten t = r.tighten;
@@ -497,11 +579,23 @@ std::string settings_markdown() {
                        : t == Tighten::min  ? "may only lower"
                        : t == Tighten::rank ? "may only tighten"
                                             : "fixed";
-    out += fmt::format("| `CUDASHIM_{}` | {} | {} | `{}` | {} | {} |\n", r.name,
+    out += fmt::format("| `CUDASHIM_{}` | {} | {} | `{}` | {} | {} | {} |\n", r.name,
                        *r.toml_key ? fmt::format("`{}`", r.toml_key) : std::string("(environment only)"),
-                       r.type_info().name,
-                       r.default_value, lock, r.doc);
+                       r.type_info().name, r.default_value, lock,
+                       r.enforces() ? "**enforcement**: follows `policy.on_invalid`" : "warning, value kept", r.doc);
   }
+  out += "\n## Memory sizes\n\nA `memsize` is a number (`8`, `1.5`, `1.5e9`; blanks and `_` are ignored) and a unit, "
+         "matched without case (`8gib`, `8GiB` and `8GIB` are the same); a number without a unit is bytes, or a "
+         "fraction of the device's memory when it is at most 1 and written with a point or an exponent (`0.5`, `1.0`); "
+         "`50%` is half the device. The one-letter units are binary, as GNU `ls -h`, `free -h` and Slurm's `--mem` read "
+         "them; the two-letter ones without `i` are decimal, as disks count.\n\n"
+         "| Unit | Is |\n|---|---|\n";
+  for (const MemUnit& u : kMemUnits) out += fmt::format("| `{}` | {} |\n", u.name, u.what);
+  out += "\n## Other `CUDASHIM_*` variables\n\nAt its first CUDA call, a process warns once about each `CUDASHIM_*` "
+         "variable that is not a setting above, naming the closest settings (`CUDASHIM_MEMCAP`: did you mean "
+         "`CUDASHIM_MEM_CAP`?); a process that never uses CUDA says nothing. These variables belong to other parts of "
+         "cudashim and are passed by:\n\n| Variable | Read by |\n|---|---|\n";
+  for (const OtherVariable& v : kOtherVariables) out += fmt::format("| `CUDASHIM_{}` | {} |\n", v.name, v.who);
   return out;
 }
 

@@ -15,7 +15,7 @@ namespace cudashim::policy {
 // Every setting as its typed value: one field per row of catalog/settings.def, named by
 // its `field` column (settings.mem_cap is CUDASHIM_MEM_CAP, a MemSize).
 struct Settings {
-#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, doc) setting_field_t<SettingType::TYPE> field{};
+#define CUDASHIM_SETTING(TYPE, NAME, field, key, def, tighten, role, doc) setting_field_t<SettingType::TYPE> field{};
 #include "catalog/settings.def"
 #undef CUDASHIM_SETTING
   // The table's defaults.
@@ -48,7 +48,8 @@ struct LoadResult {
   std::vector<std::string> errors;    // malformed policy files, as "<file>:<line>:<col>: <what>", the first
                                       // `listed_per_file` of each file
   std::size_t unlisted_errors = 0;    // the errors past those, counted only
-  std::string first_error_file;       // the file the first error is in
+  std::string first_error_file;       // the file the first error is in, or the variable (CUDASHIM_MEM_CAP)
+  bool first_error_is_variable = false;  // the first error is a bad value of an enforcement variable
   std::size_t listed_per_file = kListedErrorsPerFile;
   bool stop() const;                  // errors and policy.on_invalid = fail: exit 78 at the first CUDA call
   // The errors as printed: each listed one, then "... and K more" when some were not listed.
@@ -62,6 +63,15 @@ struct LoadResult {
 // `listed_per_file` bounds LoadResult::errors per file (`cudashim policy check` lists all).
 LoadResult load_policy(const char* (*getenv_fn)(const char*), const std::string& admin_file = "/etc/cudashim/policy.toml",
                        std::size_t listed_per_file = kListedErrorsPerFile);
+
+// The unknown CUDASHIM_* variables warned about one by one; the rest are counted.
+inline constexpr std::size_t kListedUnknownVariables = 5;
+
+// Adds to `r.warnings` one line per variable of `envp` (an environ block; nullptr: none)
+// named CUDASHIM_* that is neither a setting nor one of kOtherVariables, with the closest
+// setting names (policy/did_you_mean.h): a misspelled CUDASHIM_MEMCAP is never silently
+// ignored. The shim passes nothing in a setuid process (it reads no CUDASHIM_* there).
+void warn_unknown_variables(LoadResult& r, const char* const* envp);
 
 // Applies one TOML file on top of `r.policy` (for `cudashim policy check FILE`). `named_by` is the
 // variable that named the file ("CUDASHIM_POLICY"), for the message when it cannot be read.

@@ -108,6 +108,9 @@ std::string absolute_out_dir(const std::string& dir) {
 
 void setup_process() {
   policy::LoadResult loaded = policy::load_policy(env_get);
+  // A misspelled CUDASHIM_MEMCAP is one warning at the first CUDA use, like a bad value
+  // (none in a setuid process, which reads no CUDASHIM_* variable at all).
+  if (getauxval(AT_SECURE) == 0) policy::warn_unknown_variables(loaded, environ);
   // shim/log.h counts its levels from -1 (off); the setting's words start at off.
   g_log_level.store(static_cast<int>(loaded.policy.settings.log_level) - 1, std::memory_order_relaxed);
   defer_to_first_use(loaded);

@@ -337,7 +337,7 @@ void add_fatbin_size_finding(const LibraryReport& lib, std::vector<DoctorFinding
 int DoctorReport::exit_code() const {
   int code = 0;
   for (const auto& f : findings) {
-    if (f.severity() == Severity::error) return 2;
+    if (f.severity() == Severity::error) return 4;  // errors: distinct from 2, a usage error (tools/cli_spec.h kExitStatuses)
     if (f.severity() == Severity::warning) code = 1;
   }
   return code;

@@ -1,5 +1,4 @@
 // main.cpp: the `cudashim` command line.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,9 +8,14 @@
 #include <iostream>
 
 #include "catalog/findings.h"
+#include "policy/did_you_mean.h"
 #include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "catalog/hooks.h"
+#include "tools/cli_completion.h"
+#include "tools/cli_help.h"
+#include "tools/cli_man.h"
+#include "tools/cli_parse.h"
 #include "tools/doctor.h"
 #include "tools/html_report.h"
 #include "tools/json_output.h"
@@ -22,8 +26,8 @@
 namespace {
 
 // `cudashim report PATH...`. Exit status: 0 when every input was read; 3 when some could
-// not be (each named on stderr in one line) and the rest is summarized; 1 when no report
-// was found or none could be read; 2 when the HTML page cannot be written.
+// not be (each named on stderr in one line) and the rest is summarized, or when the HTML
+// page cannot be written; 1 when no report was found or none could be read.
 int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html) {
   std::vector<std::string> problems;
   const auto reports = cudashim::tools::load_reports(paths, problems);
@@ -34,7 +38,7 @@ int cmd_report(const std::vector<std::string>& paths, bool json, const std::stri
     f << page;
     if (!f) {
       fmt::print(stderr, "cudashim report: cannot write {}: check the folder exists and is writable\n", html);
-      return 2;
+      return 3;
     }
     fmt::print(stderr, "wrote {} ({} reports)\n", html, reports.size());
   }
@@ -112,7 +116,8 @@ int cmd_findings(bool markdown) {
 }
 
 // `cudashim policy check FILE`: validate a policy file and print the effective policy
-// (defaults, /etc/cudashim/policy.toml unless FILE is it, FILE, then the environment).
+// (defaults, /etc/cudashim/policy.toml unless FILE is it, FILE, then the environment, whose
+// unknown CUDASHIM_* variables are warned about as a process would).
 int cmd_policy_check(const std::string& file) {
   using namespace cudashim::policy;
   // Every error is listed (a process lists the first few of each file). The file is read like
@@ -121,6 +126,7 @@ int cmd_policy_check(const std::string& file) {
       [](const char* n) -> const char* { return std::string_view(n) == "CUDASHIM_POLICY" ? nullptr : std::getenv(n); },
       "/etc/cudashim/policy.toml", std::numeric_limits<std::size_t>::max());
   apply_file(r, file, file == "/etc/cudashim/policy.toml");
+  warn_unknown_variables(r, environ);
   for (const auto& e : r.error_lines()) fmt::print(stderr, "error: {}\n", e);
   for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
   if (!r.errors.empty()) {
@@ -134,68 +140,96 @@ int cmd_policy_check(const std::string& file) {
   return 0;
 }
 
+// Returns the option `name` of `args` as a whole number in [0, 1024], or fills `error`.
+bool read_count(const cudashim::tools::ParsedArgs& args, const char* name, int& out, std::string& error) {
+  const std::string v = args.value(name);
+  if (!v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string::npos) {
+    out = std::stoi(v);
+    if (out <= 1024) return true;
+  }
+  error = fmt::format("cudashim {}: {} '{}' is not a whole number from 0 (one per core) to 1024", args.command->name, name,
+                      cudashim::policy::printable(v, 40));
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"cudashim: see what a CUDA/PyTorch job really does, without editing it"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", CUDASHIM_VERSION);
-
-  cudashim::tools::RunOptions run;
-  auto* run_cmd = app.add_subcommand("run", "run a command with the shim preloaded and summarize every process");
-  run_cmd->add_option("--out", run.out_dir, "folder for the reports (default: ./cudashim-runs/<time>-<pid>)");
-  run_cmd->add_option("--shim", run.shim, "path of libcudashim.so (default: found next to this program)");
-  run_cmd->add_flag("--quiet", run.quiet, "print no summary at the end");
-  run_cmd->add_option("command", run.command, "the command to run, after --")->required();
-
-  std::vector<std::string> report_paths;
-  bool report_json = false;
-  auto* report_cmd = app.add_subcommand("report", "summarize report files or run folders (exit 0: all read; 3: some "
-                                                  "files could not be, each named on stderr; 1: no report; 2: --html unwritable)");
-  report_cmd->add_option("paths", report_paths, "report files or folders")->required();
-  report_cmd->add_flag("--json", report_json, "print the reports merged as JSON");
-  std::string report_html;
-  report_cmd->add_option("--html", report_html, "also write one self-contained HTML page with plots to this file");
-
-  bool names_only = false, hooks_md = false;
-  auto* hooks_cmd = app.add_subcommand("hooks", "list every interposed ABI symbol and what is recorded for it");
-  hooks_cmd->add_flag("--names", names_only, "names only, one per line");
-  hooks_cmd->add_flag("--markdown", hooks_md, "a Markdown table (docs/hooks.md)");
-
-  bool options_md = false;
-  auto* options_cmd = app.add_subcommand("options", "list every setting: CUDASHIM_* variable, policy file key, default");
-  options_cmd->add_flag("--markdown", options_md, "a Markdown table (docs/options.md)");
-
-  bool findings_md = false;
-  auto* findings_cmd = app.add_subcommand("findings", "list every finding id with its severity and fix");
-  findings_cmd->add_flag("--markdown", findings_md, "a Markdown table (docs/findings.md)");
-
-  std::string policy_file;
-  auto* policy_cmd = app.add_subcommand("policy", "policy files");
-  policy_cmd->require_subcommand(1);
-  auto* policy_check = policy_cmd->add_subcommand("check", "validate a policy file and print the effective policy");
-  policy_check->add_option("file", policy_file, "the TOML policy file")->required();
-
-  cudashim::tools::DoctorOptions doctor;
-  auto* doctor_cmd = app.add_subcommand("doctor", "check binaries, libraries, folders or a Python environment offline (no GPU needed)");
-  doctor_cmd->add_flag("--json", doctor.json, "print the findings and libraries as JSON");
-  doctor_cmd->add_option("--sm", doctor.sm, "GPU compute capability to check fatbins for: 90, 9.0 or sm_90 (default: nvidia-smi, else 90)");
-  doctor_cmd->add_option("paths", doctor.paths, "ELF files, folders, or a site-packages folder")->required();
-  doctor_cmd->add_option("--driver-version-file", doctor.driver_version_file,
-                         "the kernel module's version file to check the driver bridge against (default /proc/driver/nvidia/version)");
-  doctor_cmd->add_option("--mountinfo", doctor.mountinfo_file, "mount table telling host bind-mounts (default /proc/self/mountinfo)");
-  doctor_cmd->add_option("--jobs", doctor.jobs, "files examined at once (default: one per core, at most 16)");
-  doctor_cmd->add_flag("--verbose", doctor.verbose, "also show the notes inside NVIDIA's and the frameworks' own files");
-  doctor_cmd->add_option("--driver-version", doctor.driver_version,
-                         "the driver release to check the framework against, e.g. 535.104.05 (default: the kernel module's)");
-
-  CLI11_PARSE(app, argc, argv);
-  if (*doctor_cmd) return cudashim::tools::run_doctor(doctor);
-  if (*run_cmd) return cudashim::tools::run_command(run);
-  if (*report_cmd) return cmd_report(report_paths, report_json, report_html);
-  if (*hooks_cmd) return cmd_hooks(names_only, hooks_md);
-  if (*options_cmd) return cmd_options(options_md);
-  if (*findings_cmd) return cmd_findings(findings_md);
-  if (*policy_check) return cmd_policy_check(policy_file);
-  return 2;
+  using namespace cudashim::tools;
+  ParsedArgs args;
+  std::string error;
+  if (!parse_command_line(std::vector<std::string>(argv + 1, argv + argc), args, error)) {
+    fmt::print(stderr, "{}\n", error);
+    return kUsageExit;
+  }
+  if (args.version) {
+    std::cout << version_text();
+    return 0;
+  }
+  if (args.help) {
+    std::cout << help_text(args.topic);
+    return 0;
+  }
+  const std::string cmd = args.command->name;
+  if (cmd == "help") {
+    if (args.has("--markdown")) {
+      std::cout << cli_markdown();
+      return 0;
+    }
+    const std::string topic = args.operands.empty() ? "" : args.operands[0];
+    if (!is_help_topic(topic)) {
+      std::vector<std::string_view> topics;
+      for (const CommandSpec& c : kCommands) topics.emplace_back(c.name);
+      for (const CommandGroup& g : kCommandGroups) topics.emplace_back(g.name);
+      fmt::print(stderr, "cudashim help: '{}' is not a cudashim command{} (`cudashim help` lists them)\n",
+                 cudashim::policy::printable(topic, 80), cudashim::policy::did_you_mean(topic, topics));
+      return kUsageExit;
+    }
+    std::cout << help_text(topic);
+    return 0;
+  }
+  if (cmd == "completion") {
+    const std::string script = completion_script(args.operands[0]);
+    if (script.empty()) {
+      fmt::print(stderr, "cudashim completion: '{}' is not a shell it completes for: use bash or zsh\n",
+                 cudashim::policy::printable(args.operands[0], 40));
+      return kUsageExit;
+    }
+    std::cout << script;
+    return 0;
+  }
+  if (cmd == "man") {
+    std::cout << man_page();
+    return 0;
+  }
+  if (cmd == "run") {
+    RunOptions run;
+    run.out_dir = args.value("--out");
+    run.shim = args.value("--shim");
+    run.quiet = args.has("--quiet");
+    run.command = args.operands;
+    return run_command(run);
+  }
+  if (cmd == "report") return cmd_report(args.operands, args.has("--json"), args.value("--html"));
+  if (cmd == "doctor") {
+    DoctorOptions doctor;
+    doctor.json = args.has("--json");
+    doctor.sm = args.value("--sm");
+    doctor.paths = args.operands;
+    doctor.driver_version_file = args.value("--driver-version-file", doctor.driver_version_file);
+    doctor.mountinfo_file = args.value("--mountinfo", doctor.mountinfo_file);
+    doctor.verbose = args.has("--verbose");
+    doctor.driver_version = args.value("--driver-version", doctor.driver_version);
+    if (args.has("--jobs") && !read_count(args, "--jobs", doctor.jobs, error)) {
+      fmt::print(stderr, "{}\n", error);
+      return kUsageExit;
+    }
+    return run_doctor(doctor);
+  }
+  if (cmd == "hooks") return cmd_hooks(args.has("--names"), args.has("--markdown"));
+  if (cmd == "options") return cmd_options(args.has("--markdown"));
+  if (cmd == "findings") return cmd_findings(args.has("--markdown"));
+  if (cmd == "policy check") return cmd_policy_check(args.operands[0]);
+  fmt::print(stderr, "cudashim: '{}' has no action (a row of tools/cli_spec.h without its branch in main.cpp)\n", cmd);
+  return kUsageExit;
 }

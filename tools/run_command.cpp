@@ -187,6 +187,9 @@ int run_command(const RunOptions& opts) {
     enter_job_group(tty, wrapper);
     setenv("LD_PRELOAD", preload.c_str(), 1);
     setenv("CUDASHIM_OUT", out.c_str(), 1);
+    // The wrapper prints the one summary of every process; the shim's own stays off unless
+    // the user asked for it (issue 19: said once).
+    setenv("CUDASHIM_SUMMARY", "0", 0);
     std::vector<char*> argv;
     for (const auto& a : opts.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

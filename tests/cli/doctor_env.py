@@ -7,7 +7,7 @@ what doctor reads of it is its metadata and the libraries' DT_NEEDED. Planted:
   broken   libnvshmem_host.so.3 (not a CUDA-table library) missing: library.not-found with the exact
            pip requirement from METADATA; two byte-identical copies of libcudart.so.12 in Triton's
            folder (one row); a 535 driver (--driver-version-file) under CUDA 12.9: minor compat
-  old      torch built for CUDA 13.0 and the 535 driver file: doctor.driver-too-old, exit 2
+  old      torch built for CUDA 13.0 and the 535 driver file: doctor.driver-too-old, exit 4
   healthy  the same venv with nvshmem installed and a 580 driver: exit 0
   usage    a mistyped path and a FIFO: exit 3, one line, no hang
 The first screen of the text and a digest of --json are compared with tests/cli/doctor_env_*.golden
@@ -162,8 +162,8 @@ def main():
     root = tempfile.mkdtemp(prefix="cudashim-doctor-env-")
     try:
         cases = {
-            "broken": (build_venv(os.path.join(root, "broken"), a.cu129, "12.9", nvshmem=False), "535.104.05", 2),
-            "old": (build_venv(os.path.join(root, "old"), a.cu129, "13.0", nvshmem=True), "535.104.05", 2),
+            "broken": (build_venv(os.path.join(root, "broken"), a.cu129, "12.9", nvshmem=False), "535.104.05", 4),
+            "old": (build_venv(os.path.join(root, "old"), a.cu129, "13.0", nvshmem=True), "535.104.05", 4),
             "healthy": (build_venv(os.path.join(root, "healthy"), a.cu129, "12.9", nvshmem=True), "580.95.05", 0),
         }
         for name, (sp, release, want_rc) in cases.items():

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """bad_input.py SHIM FAKECUDA_DIR PROG CLI: garbage in every CUDASHIM_* variable and
 an output folder that cannot be used. The job always runs and keeps its own exit
-code; a bad setting is one warning naming the variable; a bad folder is one warning."""
+code; a bad setting is one warning naming the variable; a bad folder is one warning.
+The exception (issue 21): garbage in an enforcement setting (a cap, managed memory, the pool's
+limits: `cudashim options --markdown` marks them) must not turn its limit off: the process stops
+at its first CUDA call with exit 78 and one line naming the variable (policy.on_invalid =
+fail, the default)."""
 import os
 import subprocess
 import sys
@@ -9,11 +13,16 @@ import tempfile
 
 shim, fake, prog, cli = sys.argv[1:5]
 md = subprocess.run([cli, "options", "--markdown"], capture_output=True, text=True).stdout.splitlines()
-types = {}
+types, enforced = {}, set()
 for line in md:
     cells = [c.strip() for c in line.split("|")]
-    if len(cells) > 4 and cells[1].startswith("`CUDASHIM_"):
+    if len(cells) > 7 and cells[1].startswith("`CUDASHIM_"):
         types[cells[1].strip("`")] = cells[3]
+        if "enforcement" in cells[6]:
+            enforced.add(cells[1].strip("`"))
+if len(enforced) < 3:
+    print(f"FAIL: only {sorted(enforced)} marked as enforcement settings in `cudashim options --markdown`")
+    sys.exit(1)
 names = sorted(types)
 if len(names) < 10:
     print(f"FAIL: only {len(names)} settings read from `cudashim options --markdown`")
@@ -33,6 +42,12 @@ for name in names:
             except ValueError:  # a NUL byte cannot be in the environment at all
                 continue
             runs += 1
+            if name in enforced and not (g == "" and types[name] == "memsize"):  # "" is "no limit" only for a size
+                stops = [l for l in p.stderr.splitlines() if l.startswith("cudashim[")]
+                if p.returncode != 78 or len(stops) != 1 or f"invalid setting: {name}=" not in stops[0]:
+                    errors.append(f"{name}={g[:20]!r} (enforcement): expected exit 78 and one line naming it, got exit "
+                                  f"{p.returncode}: {stops}")
+                continue
             if p.returncode != 0 or "expect_calls" not in p.stdout:
                 errors.append(f"{name}={g[:20]!r}: the job failed: exit {p.returncode}: {p.stderr[-300:]}")
             elif g and types[name] not in ("string", "path") and name not in p.stderr:

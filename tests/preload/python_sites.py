@@ -32,6 +32,10 @@ def child(cudart):
         held.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2)
         held.cudaStreamSynchronize(None)  # LINE-HELD
     for _ in range(30):
+        # Work at another place between the steps, as a real loop has (a kernel, the next
+        # batch): where no Python line can be read (3.9, GIL released) the copy and the sync
+        # share one native place, and without it the 30 steps would read as one burst.
+        held.cudaMemset(buf, 0, ctypes.c_size_t(4))
         released.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2)
         released.cudaStreamSynchronize(None)  # LINE-RELEASED
 

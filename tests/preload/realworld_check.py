@@ -7,8 +7,8 @@ under the built `cudashim run` (the CLI given as the build folder, as a user wou
 an installation):
   readback          planted: a 4-byte read-back and a sync at the PLANTED line: found there,
                     at the user's line, nothing new; clean: no warning
-  framework_thread  planted: the same calls from a thread inside a site-packages package: a
-                    warning, but not at the user's line, so the habit is not found
+  framework_thread  planted: the same calls from a thread inside a site-packages package: an
+                    info finding of that framework, no warning, so the habit is not found
   crash             planted: raises: an error row, not the end of the run
   two_markers       two '# PLANTED' lines: an error row naming the markers
 plus the same CLI from a wheel-shaped zip, a CLI that does not exist (every row an error, exit
@@ -121,10 +121,10 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
     expect(all(w["id"] == "sync.scalar-readback" and w["line"] == line for w in pl["warnings"]),
            f"readback planted: a warning that is not the planted read-back: {pl['warnings']}")
     fw = by[("framework_thread", "planted", "built")]
-    expect(fw["ran"] and fw["n_warnings"] >= 1 and fw["n_user_line"] == 0 and not fw["found"] and fw["verdict"] == "FAIL",
+    # A framework's own thread (no frame of the program's) is an info finding since issue 19:
+    # no warning at all, and so the habit is not found at the planted line.
+    expect(fw["ran"] and fw["n_warnings"] == 0 and not fw["found"] and fw["verdict"] == "FAIL",
            f"framework_thread planted: warnings {fw['warnings']}, found {fw.get('found')}")
-    expect(all("/site-packages/fakefw/" in (w["file"] or "") for w in fw["warnings"]),
-           f"framework_thread planted: warnings not at the framework's line: {fw['warnings']}")
     expect(by[("framework_thread", "clean", "built")]["verdict"] == "PASS", "framework_thread clean: not PASS")
     cr = by[("crash", "planted", "built")]
     expect(not cr["ran"] and "exit 1" in (cr["error"] or "") and "planted crash" in cr["error"], f"crash: {cr}")

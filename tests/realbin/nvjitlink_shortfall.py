@@ -72,7 +72,7 @@ def main():
     # 1. The old nvJitLink first: doctor predicts, the loader confirms.
     rc, report, err = doctor(a.cli, cusparse, old_dir)
     shortfalls = [f for f in report["findings"] if f["id"] == "library.versioned-symbol-shortfall"]
-    check(rc == 2, "doctor exits 2 (error) with the old nvJitLink first", err)
+    check(rc == 4, "doctor exits 4 (error) with the old nvJitLink first", err)
     check(len(shortfalls) == 1, "one library.versioned-symbol-shortfall finding", json.dumps(report["findings"], indent=1))
     if not shortfalls:
         return 1

@@ -74,7 +74,7 @@ TEST_CASE("doctor: a library the loader cannot find, CUDA-family or not, with th
   CHECK(text.find("tried " + (torch.sp / "torch/lib/../../nvidia/nvshmem/lib/libnvshmem_host.so.3").string() + " [runpath]: no such file") !=
         std::string::npos);
   CHECK(std::string(missing[0]->fix()).rfind("pip install \"nvidia-nvshmem-cu12==3.3.20\"", 0) == 0);
-  CHECK(r.exit_code() == 2);
+  CHECK(r.exit_code() == 4);
   SECTION("the C library's own files are not searched for") {
     CHECK(text.find("libc.so.6") == std::string::npos);
   }
@@ -117,7 +117,7 @@ TEST_CASE("doctor: the headline names the framework, its CUDA, the driver it nee
     auto old = with_id(r, "doctor.driver-too-old");
     REQUIRE(old.size() == 1);
     CHECK(old[0]->message == "torch 2.10.0 is built for CUDA 13.0: it needs driver >= 580; driver 535.104.05 is older");
-    CHECK(r.exit_code() == 2);
+    CHECK(r.exit_code() == 4);
   }
   SECTION("--driver-version wins over the version file") {
     FakeTorch torch("13.0", true);

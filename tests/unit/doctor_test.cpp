@@ -55,7 +55,7 @@ TEST_CASE("doctor: an old nvJitLink first on LD_LIBRARY_PATH breaks cuSPARSE", "
     CHECK(text.find("the loader picks " + (w.old_jit_dir / "libnvJitLink.so.12").string() + " [LD_LIBRARY_PATH]") !=
           std::string::npos);
     CHECK(text.find("needs nvJitLink >= 12.3") != std::string::npos);
-    CHECK(r.exit_code() == 2);
+    CHECK(r.exit_code() == 4);
     REQUIRE(r.libraries.size() == 1);
     REQUIRE(r.libraries[0].cuda_needed.size() == 1);
     CHECK(r.libraries[0].cuda_needed[0].reason == SearchReason::ld_library_path);
@@ -86,7 +86,7 @@ TEST_CASE("doctor: an old nvJitLink first on LD_LIBRARY_PATH breaks cuSPARSE", "
     const DoctorReport r = diagnose({w.cusparse.string()}, 90, "--sm", bare(w.old_jit_dir.string()));
     auto j = nlohmann::json::parse(render_doctor_json(r));
     CHECK(j["summary"]["errors"] == 1);
-    CHECK(j["summary"]["exit_code"] == 2);
+    CHECK(j["summary"]["exit_code"] == 4);
     CHECK(j["findings"][0]["id"] == "library.versioned-symbol-shortfall");
     CHECK(j["findings"][0]["severity"] == "error");
     CHECK_FALSE(j["findings"][0]["fix"].get<std::string>().empty());
@@ -126,7 +126,7 @@ TEST_CASE("doctor: copies and majors of one library across the scanned set", "[d
     auto in_process = with_id(p, "library.mixed-majors-in-process");
     REQUIRE(in_process.size() == 1);
     CHECK(in_process[0]->info().severity == Severity::error);
-    CHECK(p.exit_code() == 2);
+    CHECK(p.exit_code() == 4);
   }
 }
 
@@ -142,7 +142,7 @@ TEST_CASE("doctor: the link-time stub libcuda on the search path", "[doctor]") {
   REQUIRE(stub.size() >= 2);  // the app's own libcuda.so.1, and libcuda.so for Triton
   CHECK(all_evidence(*stub[0]).find("/stubs/libcuda.so.1 [LD_LIBRARY_PATH]") != std::string::npos);
   CHECK(with_id(r, "driver.not-found").empty());
-  CHECK(r.exit_code() == 2);
+  CHECK(r.exit_code() == 4);
 }
 
 TEST_CASE("doctor: cuDNN sub-libraries from another folder", "[doctor]") {
@@ -199,7 +199,7 @@ TEST_CASE("doctor: fatbin coverage of the GPU", "[doctor]") {
     auto none = with_id(r, "fatbin.no-kernel-image");
     REQUIRE(none.size() == 1);
     CHECK(none[0]->info().severity == Severity::error);
-    CHECK(r.exit_code() == 2);
+    CHECK(r.exit_code() == 4);
   }
   SECTION("with no GPU to ask, sm 90 is assumed and said so") {
     const DoctorReport r = diagnose({old_sass.string()}, 90, "assumed", bare());
@@ -281,7 +281,7 @@ TEST_CASE("doctor: the image's own libcuda against the host's kernel module", "[
   auto copies = with_id(r, "driver.libcuda-multiple-copies");
   REQUIRE(copies.size() == 1);
   CHECK(all_evidence(*copies[0]).find("[bind-mounted from the host] [matches the kernel module]") != std::string::npos);
-  CHECK(r.exit_code() == 2);
+  CHECK(r.exit_code() == 4);
   auto j = nlohmann::json::parse(render_doctor_json(r));
   CHECK(j["driver"]["kernel_module"] == "580.95.05");
   CHECK(j["driver"]["open_kernel_module"] == true);
@@ -312,7 +312,7 @@ TEST_CASE("doctor: Triton in a scanned site-packages", "[doctor][triton]") {
     auto bad = with_id(r, "triton.ptxas-unsupported-sm");
     REQUIRE(bad.size() == 1);
     CHECK(bad[0]->message.find("sm_100 needs ptxas from CUDA 12.8 or newer; set TRITON_PTXAS_PATH") != std::string::npos);
-    CHECK(r.exit_code() == 2);
+    CHECK(r.exit_code() == 4);
     REQUIRE(r.tritons.size() == 1);
     CHECK(r.tritons[0].version == "3.1.0");
     CHECK(r.tritons[0].ptxas_version == "12.4.131");

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "policy/admission.h"
+#include "policy/did_you_mean.h"
 #include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "recorder/recorder.h"
@@ -71,10 +72,174 @@ TEST_CASE("memory sizes: units, fractions, percentages, garbage", "[policy]") {
   CHECK(m.resolve(1000) == 500);
   REQUIRE(parse_memsize("25%", m));
   CHECK(m.fraction == 0.25);
-  for (const char* bad : {"", "lots", "-1GiB", "8 parsecs", "nan", "inf", "0", "200%", "1e40"}) {
+  for (const char* bad : {"", "lots", "-1GiB", "8 parsecs", "nan", "inf", "0", "200%", "1e40", "8GiBs", "8 Gig", "8iB",
+                          "8PB", "8E"}) {
     INFO(bad);
     CHECK_FALSE(parse_memsize(bad, m));
   }
+}
+
+TEST_CASE("memory units: B, decimal KB..TB, binary KiB..TiB and K..T, in any case", "[policy]") {
+  // "8gib" turned the cap off (issue 21): every unit is matched without case.
+  const struct {
+    const char* text;
+    uint64_t bytes;
+  } cases[] = {
+      {"8B", 8},
+      {"8b", 8},
+      {"8KB", 8000},
+      {"8kb", 8000},
+      {"8MB", 8000000},
+      {"8mb", 8000000},
+      {"8GB", 8000000000ull},
+      {"8gb", 8000000000ull},
+      {"8TB", 8000000000000ull},
+      {"8tb", 8000000000000ull},
+      {"8KiB", 8ull << 10},
+      {"8kib", 8ull << 10},
+      {"8MiB", 8ull << 20},
+      {"8MIB", 8ull << 20},
+      {"8GiB", 8ull << 30},
+      {"8gib", 8ull << 30},
+      {"8GIB", 8ull << 30},
+      {"8TiB", 8ull << 40},
+      {"8tib", 8ull << 40},
+      {"8K", 8ull << 10},
+      {"8k", 8ull << 10},
+      {"8M", 8ull << 20},
+      {"8m", 8ull << 20},
+      {"8G", 8ull << 30},
+      {"8g", 8ull << 30},
+      {"8T", 8ull << 40},
+      {"8t", 8ull << 40},
+      {"1.5 gib", 3ull << 29},
+      {"2_048 MiB", 2ull << 30},
+  };
+  for (const auto& c : cases) {
+    INFO(c.text);
+    MemSize m;
+    REQUIRE(parse_memsize(c.text, m));
+    CHECK(m.bytes == c.bytes);
+    CHECK(m.fraction == 0);
+  }
+  // Every unit of the table is one of those, so docs/options.md lists what is tested.
+  CHECK(std::size(kMemUnits) == 13);
+}
+
+TEST_CASE("a bad value of an enforcement setting follows policy.on_invalid; it never turns the limit off", "[policy]") {
+  SECTION("on_invalid = fail (the default): an error, and the stop line names the variable") {
+    g_env = {{"CUDASHIM_MEM_CAP", "8gibs"}};
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].rfind("CUDASHIM_MEM_CAP='8gibs' is not valid: use a number of bytes with a unit", 0) == 0);
+    CHECK(r.warnings.empty());
+    CHECK(r.stop());
+    CHECK(r.stop_line().rfind("invalid setting: CUDASHIM_MEM_CAP='8gibs' is not valid", 0) == 0);
+    CHECK(r.stop_line().find("fix or unset CUDASHIM_MEM_CAP") != std::string::npos);
+  }
+  SECTION("each enforcement setting, and only those") {
+    for (int i = 0; i < kSettings; ++i) {
+      const SettingRow& row = kSettingRows[i];
+      if (row.type == SettingType::path || row.type == SettingType::text || i == static_cast<int>(Setting::LOCKED))
+        continue;  // every line is a path or a text; LOCKED is refused from the environment
+      g_env = {{std::string("CUDASHIM_") + row.name, "garbage"}};
+      const LoadResult r = load();
+      INFO(row.name);
+      CHECK(r.stop() == row.enforces());
+      CHECK(r.errors.size() == (row.enforces() ? 1u : 0u));
+      CHECK(r.warnings.size() == (row.enforces() ? 0u : 1u));
+    }
+    int enforcing = 0;
+    for (const SettingRow& row : kSettingRows) enforcing += row.enforces();
+    CHECK(enforcing == 5);  // cap, managed, managed guard, pool_max_cached, pool_max_block
+  }
+  SECTION("on_invalid = warn, from the environment or a file: one warning, the value it had stays") {
+    g_env = {{"CUDASHIM_MANAGED", "dney"}, {"CUDASHIM_ON_INVALID", "warn"}};
+    const LoadResult r = load();
+    CHECK(r.errors.empty());
+    CHECK_FALSE(r.stop());
+    REQUIRE(r.warnings.size() == 1);
+    CHECK(r.warnings[0] == "CUDASHIM_MANAGED: CUDASHIM_MANAGED='dney' is not valid: use allow, warn, deny; using 'allow' "
+                           "(policy.on_invalid = \"warn\")");
+    TempFile f("[policy]\non_invalid = \"warn\"\n[memory]\ncap = \"4GiB\"\n");
+    g_env = {{"CUDASHIM_POLICY", f.path}, {"CUDASHIM_MEM_CAP", "8 gigs"}};
+    const LoadResult w = load();
+    CHECK_FALSE(w.stop());
+    CHECK(w.policy.settings.mem_cap.bytes == 4ull << 30);  // the file's cap holds
+  }
+  SECTION("a file's error comes first: the stop line names the file") {
+    TempFile f("[memory]\nmanaged = \"x\"\n");
+    g_env = {{"CUDASHIM_POLICY", f.path}, {"CUDASHIM_MEM_CAP", "lots"}};
+    const LoadResult r = load();
+    REQUIRE(r.errors.size() == 2);
+    CHECK(r.stop_line().rfind("invalid policy: " + f.path + ":2:11", 0) == 0);
+    CHECK(r.stop_line().find("(and 1 more)") != std::string::npos);
+  }
+}
+
+TEST_CASE("an unknown CUDASHIM_* variable is one warning with the closest setting", "[policy]") {
+  g_env.clear();
+  LoadResult r = load();
+  const char* env[] = {"HOME=/root",
+                       "CUDASHIM_MEMCAP=8GiB",
+                       "CUDASHIM_MEM_CAP=4GiB",
+                       "CUDASHIM_LIB=/opt/libcudashim.so",
+                       "CUDASHIM_POLL=1",
+                       "CUDASHIM_ZZZZZZZZ=1",
+                       "CUDASHIM_NOEQUALS",
+                       nullptr};
+  warn_unknown_variables(r, env);
+  REQUIRE(r.warnings.size() == 4);
+  CHECK(r.warnings[0] ==
+        "CUDASHIM_MEMCAP: not a cudashim setting, ignored; did you mean CUDASHIM_MEM_CAP? (`cudashim options` lists them)");
+  CHECK(r.warnings[1] == "CUDASHIM_POLL: not a cudashim setting, ignored; did you mean CUDASHIM_POOL? (`cudashim options` "
+                         "lists them)");
+  CHECK(r.warnings[2] == "CUDASHIM_ZZZZZZZZ: not a cudashim setting, ignored (`cudashim options` lists them)");
+  CHECK(r.warnings[3].rfind("CUDASHIM_NOEQUALS: not a cudashim setting", 0) == 0);
+  SECTION("a block of many is bounded") {
+    std::vector<std::string> many;
+    for (int i = 0; i < 100; ++i) many.push_back("CUDASHIM_X" + std::to_string(i) + "=1");
+    std::vector<const char*> block;
+    for (const auto& m : many) block.push_back(m.c_str());
+    block.push_back(nullptr);
+    LoadResult b = load();
+    warn_unknown_variables(b, block.data());
+    REQUIRE(b.warnings.size() == kListedUnknownVariables + 1);
+    CHECK(b.warnings.back() == "... and 95 more CUDASHIM_* variables that are not cudashim settings");
+  }
+  SECTION("nothing to say without an environment block") {
+    LoadResult n = load();
+    warn_unknown_variables(n, nullptr);
+    CHECK(n.warnings.empty());
+  }
+}
+
+TEST_CASE("did you mean: one edit-distance rule", "[policy]") {
+  CHECK(edit_distance("doctr", "doctor") == 1);
+  CHECK(edit_distance("jsno", "json") == 1);  // a swap of neighbours is one edit
+  CHECK(edit_distance("MEMCAP", "mem_cap") == 1);
+  CHECK(edit_distance("", "abc") == 3);
+  const std::vector<std::string_view> commands = {"run", "report", "doctor", "hooks", "options", "findings", "help"};
+  CHECK(did_you_mean("doctr", commands) == "; did you mean 'doctor'?");
+  CHECK(did_you_mean("rep", commands) == "; did you mean 'report'?");  // a prefix of 3 or more
+  CHECK(did_you_mean("rnu", commands) == "; did you mean 'run'?");
+  CHECK(did_you_mean("xyzzy", commands).empty());
+  CHECK(did_you_mean("run", commands).empty());  // not a typo
+  CHECK(did_you_mean("--ouy", {"--out", "--shim", "--quiet"}) == "; did you mean '--out'?");
+  CHECK(did_you_mean("poll", {"pool", "poll_x", "pol"}, "", "CUDASHIM_") == "; did you mean CUDASHIM_pool or CUDASHIM_pol?");
+}
+
+TEST_CASE("a policy file's unknown key names the closest key", "[policy]") {
+  TempFile f("[memory]\npool_max_cahced = 1\nk0 = 1\n[output]\ncap = 1\n");
+  g_env = {{"CUDASHIM_POLICY", f.path}};
+  const LoadResult r = load();
+  REQUIRE(r.errors.size() == 3);
+  CHECK(r.errors[0] == f.path + ":2:19: unknown setting 'memory.pool_max_cahced'; did you mean 'memory.pool_max_cached'? "
+                                "(see `cudashim options` for the list)");
+  // the last part of the key is compared: a shared "memory." makes no key close
+  CHECK(r.errors[1] == f.path + ":3:6: unknown setting 'memory.k0' (see `cudashim options` for the list)");
+  CHECK(r.errors[2] == f.path + ":5:7: unknown setting 'output.cap'; did you mean 'memory.cap'? (see `cudashim options` "
+                                "for the list)");
 }
 
 TEST_CASE("the environment overrides, and garbage falls back with a clear warning", "[policy]") {
@@ -130,7 +295,8 @@ TEST_CASE("a policy file sets values; a malformed one is an error at line:column
     g_env["CUDASHIM_POLICY"] = f.path;
     const LoadResult r = load();
     REQUIRE(r.errors.size() == 2);
-    CHECK(r.errors[0] == f.path + ":2:8: unknown setting 'memory.capp' (see `cudashim options` for the list)");
+    CHECK(r.errors[0] == f.path + ":2:8: unknown setting 'memory.capp'; did you mean 'memory.cap'? (see `cudashim "
+                         "options` for the list)");
     CHECK(r.errors[1] == f.path + ":3:11: memory.managed='sometimes' is not valid: use allow, warn, deny");
     CHECK(r.stop());
   }
@@ -224,8 +390,9 @@ TEST_CASE("policy messages say what is wrong, in a bounded number of lines", "[p
     g_env["CUDASHIM_POLICY"] = f.path;
     const LoadResult r = load();
     REQUIRE(r.errors.size() == 2);
-    CHECK(r.errors[0] == f.path + ":2:7: memory.cap is an array, not a value: use bytes with a unit (8GiB, 512MiB, "
-                                  "1.5e9) or a fraction of the device's memory (0.5 or 50%)");
+    CHECK(r.errors[0] == f.path + ":2:7: memory.cap is an array, not a value: use a number of bytes with a unit, any "
+                                  "case: B, KB/MB/GB/TB (powers of 1000), KiB/MiB/GiB/TiB or K/M/G/T (powers of "
+                                  "1024), as in 8GiB, 512mb, 1.5e9; or a fraction of the device's memory (0.5 or 50%)");
     CHECK(r.errors[1] == f.path + ":3:11: memory.managed is a table, not a value: use allow, warn, deny");
     for (const auto& e : r.errors) CHECK(e.find('\x01') == std::string::npos);
   }
@@ -240,11 +407,15 @@ TEST_CASE("policy messages say what is wrong, in a bounded number of lines", "[p
     for (const auto& w : r.warnings) CHECK(w.find("non-empty value") == std::string::npos);
   }
   SECTION("control characters of a value are escaped, never echoed (an ESC sequence drove the terminal)") {
-    g_env = {{"CUDASHIM_MANAGED", "\x1b]0;pwned\x07\x1b[31mred"}};
+    g_env = {{"CUDASHIM_LOG_LEVEL", "\x1b]0;pwned\x07\x1b[31mred"}};
     const LoadResult r = load();
     REQUIRE(r.warnings.size() == 1);
-    CHECK(r.warnings[0] == "CUDASHIM_MANAGED: CUDASHIM_MANAGED='\\x1b]0;pwned\\x07\\x1b[31mred' is not valid: use "
-                           "allow, warn, deny; using 'allow'");
+    CHECK(r.warnings[0] == "CUDASHIM_LOG_LEVEL: CUDASHIM_LOG_LEVEL='\\x1b]0;pwned\\x07\\x1b[31mred' is not valid: use "
+                           "off, error, warn, info or debug; using 'warn'");
+    g_env = {{"CUDASHIM_MANAGED", "\x1b]0;pwned\x07\x1b[31mred"}};  // an enforcement setting: an error
+    const LoadResult e = load();
+    REQUIRE(e.errors.size() == 1);
+    CHECK(e.errors[0] == "CUDASHIM_MANAGED='\\x1b]0;pwned\\x07\\x1b[31mred' is not valid: use allow, warn, deny");
     TempFile f("[memory]\n\"\\u001b[2J\" = 1\n");
     g_env = {{"CUDASHIM_POLICY", f.path}};
     const LoadResult k = load();
@@ -278,8 +449,8 @@ TEST_CASE("policy messages say what is wrong, in a bounded number of lines", "[p
     TempFile f("[memory]\ncapp = 1\nmanaged = \"sometimes\"\n");
     g_env["CUDASHIM_POLICY"] = f.path;
     const LoadResult r = load();
-    CHECK(r.stop_line() == "invalid policy: " + f.path + ":2:8: unknown setting 'memory.capp' (see `cudashim options` "
-                           "for the list) (and 1 more); stopping at the first CUDA call (exit 78): fix the file "
+    CHECK(r.stop_line() == "invalid policy: " + f.path + ":2:8: unknown setting 'memory.capp'; did you mean "
+                           "'memory.cap'? (see `cudashim options` for the list) (and 1 more); stopping at the first CUDA call (exit 78): fix the file "
                            "(`cudashim policy check " + f.path + "` lists every error) or set policy.on_invalid = "
                            "\"warn\" in it");
   }
