@@ -33,8 +33,10 @@ def main():
         files = sorted(os.path.relpath(f, prefix) for f in glob.glob(os.path.join(prefix, "**", "*"), recursive=True)
                        if os.path.isfile(f))
         print(f"installed: {files}")
-        if files != ["bin/cudashim", "lib/libcudashim.so"]:
-            errors.append(f"expected bin/cudashim and lib/libcudashim.so, got {files}")
+        want = ["bin/cudashim", "lib/libcudashim.so", "share/bash-completion/completions/cudashim",
+                "share/man/man1/cudashim.1", "share/zsh/site-functions/_cudashim"]
+        if files != want:
+            errors.append(f"expected {want}, got {files}")
         names = subprocess.run([a.cli, "hooks", "--names"], check=True, capture_output=True, text=True).stdout
         names_file = os.path.join(d, "names.txt")
         with open(names_file, "w") as f:
