@@ -11,7 +11,7 @@
 # by side (CORPUS_JOBS=1: one at a time); then the four reference loops of
 # gpu/realworld/idle_loops.py if time is left. All of it stays under CORPUS_BUDGET_S
 # (default 525 s, for a device call of 600): runs that would not fit become "skipped" rows.
-# CORPUS_ONLY=hf_trainer,jax_mlp runs only those programs. In $OUT: results.md (the tables), corpus.json and idle_loops.json (the numbers), run.log,
+# CORPUS_ONLY=hf_trainer,jax_mlp runs only those programs; CORPUS_IDLE=0 leaves idle_loops.py out. In $OUT: results.md (the tables), corpus.json and idle_loops.json (the numbers), run.log,
 # reports.tar.gz (every report, stdout and stderr of every run).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,7 +55,7 @@ python3 gpu/realworld/check.py "${CLIS[@]}" --baseline --jobs "${CORPUS_JOBS:-2}
 say "check.py: exit $?"
 
 LEFT=$((BUDGET - 15 - (SECONDS - T0)))
-if [ "$LEFT" -ge 45 ]; then
+if [ "${CORPUS_IDLE:-1}" = 1 ] && [ "$LEFT" -ge 45 ]; then
   say "== idle_loops.py (limit $LEFT s)"
   timeout -k 5 "$LEFT" python3 gpu/realworld/idle_loops.py --json "$RESULTS/idle_loops.json" > "$WORK/idle_loops.md" \
     2> "$WORK/idle_loops.err"
@@ -64,7 +64,7 @@ if [ "$LEFT" -ge 45 ]; then
   [ "$rc" != 0 ] && { echo; echo "idle_loops.py: exit $rc:"; tail -5 "$WORK/idle_loops.err"; } >> "$WORK/idle_loops.md"
   cat "$WORK/idle_loops.md"
 else
-  echo "idle_loops.py: not run, $LEFT s left" > "$WORK/idle_loops.md"
+  echo "idle_loops.py: not run (CORPUS_IDLE=${CORPUS_IDLE:-1}, $LEFT s left)" > "$WORK/idle_loops.md"
 fi
 
 {
