@@ -24,18 +24,24 @@ mkdir -p .carry/gpu/wheel && cp "$WHL" .carry/gpu/wheel/  # what run_wheel.sh in
 touch ".carry/gpu/wheel/$(basename "$WHL")"
 SITE=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-after.XXXXXX")
 python3 -m pip install --quiet --no-index --no-deps --disable-pip-version-check --target "$SITE" "$WHL" || exit 1
-CLI=$SITE/bin/cudashim
+CLI=$SITE/cudashim/bin/cudashim  # the CLI itself (bin/cudashim is the console script, which needs PYTHONPATH)
+STEPS=${STEPS:-wheel,corpus,idle,doctor,html}  # a subset: STEPS=idle,doctor
+step() { [[ ",$STEPS," == *",$1,"* ]]; }
 say "installed $(basename "$WHL"): $("$CLI" --version)"
 
-say "== wheel: gpu/run_wheel.sh"
-OUT=$OUT/wheel timeout -k 5 200 bash gpu/run_wheel.sh > "$OUT/wheel.log" 2>&1
-say "run_wheel.sh: exit $?; $(tail -n 1 "$OUT/wheel.log")"
+if step wheel; then
+  say "== wheel: gpu/run_wheel.sh"
+  OUT=$OUT/wheel timeout -k 5 200 bash gpu/run_wheel.sh > "$OUT/wheel.log" 2>&1
+  say "run_wheel.sh: exit $?; $(tail -n 1 "$OUT/wheel.log")"
+fi
 
+if step corpus; then
 say "== corpus: gpu/realworld/run.sh"
 OUT=$OUT/corpus CORPUS_BUDGET_S=330 CORPUS_IDLE=0 timeout -k 5 340 bash gpu/realworld/run.sh .carry/gpu/realworld/after \
   > "$OUT/corpus.log" 2>&1
 say "corpus: exit $?"
 grep -A3 '^## Totals' "$OUT/corpus/results.md" 2>/dev/null | tail -n 1
+fi
 
 say "== idle: gpu/realworld/idle_compare.py"
 mkdir -p "$OUT/idle"
