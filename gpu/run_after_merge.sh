@@ -45,8 +45,11 @@ fi
 
 say "== idle: gpu/realworld/idle_compare.py"
 mkdir -p "$OUT/idle"
-timeout -k 5 200 python3 gpu/realworld/idle_compare.py "$CLI" "$OUT/idle" --seconds 3 > "$OUT/idle/table.md" 2>&1
+IDLE_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-idle.XXXXXX")  # the runs stay here: few files come back
+timeout -k 5 200 python3 gpu/realworld/idle_compare.py "$CLI" "$IDLE_RUNS" --seconds 3 > "$OUT/idle/table.md" 2>&1
 say "idle_compare: exit $?"
+cp "$IDLE_RUNS/idle_compare.json" "$OUT/idle/" 2>/dev/null
+tar -C "$IDLE_RUNS" -czf "$OUT/idle/runs.tar.gz" .
 cat "$OUT/idle/table.md"
 
 say "== doctor: the host's torch"
@@ -63,7 +66,6 @@ say "== html: the torch loop's page"
 mkdir -p "$OUT/html"
 TORCH_RUN=$(ls -td /tmp/cudashim-gpu.*/reports/torch 2>/dev/null | head -n 1)
 if [ -n "$TORCH_RUN" ]; then
-  cp -r "$TORCH_RUN" "$OUT/html/reports"
   "$CLI" report --html "$OUT/html/torch.html" "$TORCH_RUN" > "$OUT/html/summary.txt" 2>&1
   say "report --html: exit $?"
 else
