@@ -1,21 +1,22 @@
 #!/usr/bin/env python3
 """idle_compare.py: cudashim's GPU idle share against torch.profiler's, loop by loop (issue 20).
 
-Each loop of idle_loops.py runs in its own process under `cudashim run`, twice: with the
-shim's NVML sampling on (the default mode) and off (CUDASHIM_GPU_SAMPLING=0). In the first
-run the same process also measures itself with torch.profiler (CUPTI), so the two numbers
-come from one run of one program:
+Each loop of idle_loops.py runs three times, each in its own process, one after the other:
+without the shim under torch.profiler (CUPTI), then under `cudashim run --no-profile` with the
+shim's NVML sampling on (the default mode) and off (CUDASHIM_GPU_SAMPLING=0). The profiler
+stays out of the shim's runs: its start, stop and trace export are seconds of host work with
+the GPU idle, which NVML would count into the steady state (seen on the H200 when both ran
+in one process: the GPU-bound loop read 59 % idle).
 
   profiler idle   idle_loops.py's: 1 - union of CUPTI kernel/memcpy/memset intervals over a
                   record_function window of K steps
   cudashim idle   the report's gpu_time.devices[0].steady.idle (NVML's device-wide samples
-                  over the shim's steady state: after the first fifth of the busy span) and
-                  process_steady.idle (NVML's per-process samples)
+                  over the shim's steady state: after the first fifth of the busy span, here
+                  the loop alone) and process_steady.idle (NVML's per-process samples)
   diagnosis       gpu_time.devices[0].diagnosis, and whether gpu.idle fired
   step ms         the loop's plain step time with sampling on and off (the default mode's cost)
 
-The windows differ: the profiler's is K steps of the profiled part, the shim's steady state
-spans the timed and the profiled parts (the same loop). The precise mode (CUPTI in the shim)
+The windows are different runs of the same loop. The precise mode (CUPTI in the shim)
 is not built: its column says so.
 
 usage: idle_compare.py CLI OUT_DIR [--seconds S] [--only a,b]; prints a markdown table and
@@ -42,10 +43,18 @@ def pct(x):
 def run_one(cli, out, loop, seconds, sampling):
     os.makedirs(out, exist_ok=True)
     prof = os.path.join(out, "profiler.json")
-    env = dict(os.environ, CUDASHIM_GPU_SAMPLING="1" if sampling else "0")
-    cmd = [cli, "run", "--quiet", "--out", out, "--", sys.executable, os.path.join(HERE, "idle_loops.py"),
-           "--only", loop, "--seconds", str(seconds), "--json", prof]
+    loops = [sys.executable, os.path.join(HERE, "idle_loops.py"), "--only", loop, "--seconds", str(seconds)]
     t0 = time.monotonic()
+    if sampling:  # the profiler's reference, without the shim (once per loop)
+        subprocess.run(loops + ["--json", os.path.join(out, "reference.json")], capture_output=True, text=True,
+                       timeout=180)
+    reference = None
+    try:
+        reference = json.load(open(os.path.join(out, "reference.json")))["rows"][0]
+    except (OSError, ValueError, KeyError, IndexError):
+        pass
+    env = dict(os.environ, CUDASHIM_GPU_SAMPLING="1" if sampling else "0")
+    cmd = [cli, "run", "--quiet", "--out", out, "--"] + loops + ["--no-profile", "--json", prof]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     row = dict(loop=loop, sampling=sampling, exit=p.returncode, wall_s=round(time.monotonic() - t0, 1))
     with open(os.path.join(out, "stdout.txt"), "w") as f:
@@ -53,7 +62,8 @@ def run_one(cli, out, loop, seconds, sampling):
     with open(os.path.join(out, "stderr.txt"), "w") as f:
         f.write(p.stderr)
     try:
-        row["profiler"] = json.load(open(prof))["rows"][0]
+        row["profiler"] = dict(json.load(open(prof))["rows"][0])
+        row["reference"] = reference
     except (OSError, ValueError, KeyError, IndexError) as e:
         row["error"] = f"no profiler numbers ({e}); stderr: {p.stderr[-300:]}"
         return row
@@ -119,7 +129,7 @@ def main():
             print(f"| {loop} | ERROR: {on['error']} | | | | | | | | | | |")
             continue
         prof = on["profiler"]
-        p_idle = prof.get("idle_pct")
+        p_idle = (on.get("reference") or {}).get("idle_pct")
         diff = "-" if on.get("steady") is None or p_idle is None else f"{100.0 * on['steady'] - p_idle:+.1f}"
         s_on = prof.get("step_ms_plain")
         s_off = (off or {}).get("profiler", {}).get("step_ms_plain") if off and "error" not in off else None

@@ -142,17 +142,19 @@ def busy_share(trace_path):
     return hi - lo, union_within(device, lo, hi), inside, cats
 
 
-def measure(torch, name, build, seconds):
+def measure(torch, name, build, seconds, profiled=True):
     step, kernels = build(torch)
     for _ in range(5):
         step()
     torch.cuda.synchronize()
     n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds / 2 or n < 3:
+    while time.perf_counter() - t0 < (seconds / 2 if profiled else seconds) or n < 3:
         step()
         n += 1
     torch.cuda.synchronize()
     plain_ms = (time.perf_counter() - t0) * 1000 / n
+    if not profiled:  # --no-profile: the loop alone, for a sampler outside the process to measure
+        return dict(loop=name, steps=n, step_ms_plain=round(plain_ms, 2))
     k = max(5, min(int(seconds * 1000 / plain_ms), MAX_DEVICE_EVENTS // kernels))
     from torch.profiler import ProfilerActivity, profile, record_function
     with tempfile.TemporaryDirectory() as tmp:
@@ -178,6 +180,8 @@ def main():
     ap.add_argument("--json", help="write the numbers here")
     ap.add_argument("--seconds", type=float, default=2.0, help="timed and profiled span of each loop (default 2)")
     ap.add_argument("--only", default="", help="comma-separated loop names")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="run each loop for --seconds without torch.profiler (step times only)")
     a = ap.parse_args()
     torch = need_torch_cuda()
     rows = []
@@ -186,12 +190,12 @@ def main():
             continue
         t0 = time.monotonic()
         try:
-            row = measure(torch, name, build, a.seconds)
+            row = measure(torch, name, build, a.seconds, profiled=not a.no_profile)
         except Exception as e:  # one loop's failure is a row, not the end of the table
             row = dict(loop=name, error=f"{type(e).__name__}: {e}"[:300])
         row.update(what=what, seconds=round(time.monotonic() - t0, 1))
         rows.append(row)
-        print(f"idle_loops: {name}: {row.get('error') or '%s%% idle' % row['idle_pct']} ({row['seconds']} s)",
+        print(f"idle_loops: {name}: {row.get('error') or '%s%% idle' % row.get('idle_pct', '-')} ({row['seconds']} s)",
               flush=True)
         torch.cuda.empty_cache()
     print()
@@ -205,8 +209,8 @@ def main():
         if "error" in r:
             print(f"| {r['loop']} | {r['what']} | ERROR: {r['error']} | | | | | | |")
         else:
-            print(f"| {r['loop']} | {r['what']} | {r['step_ms_plain']} | {r['step_ms_profiled']} | {r['steps']} | "
-                  f"{r['window_ms']} | {r['device_events']} | {r['busy_pct']} | {r['idle_pct']} |")
+            print(f"| {r['loop']} | {r['what']} | {r['step_ms_plain']} | {r.get('step_ms_profiled', '-')} | {r['steps']} | "
+                  f"{r.get('window_ms', '-')} | {r.get('device_events', '-')} | {r.get('busy_pct', '-')} | {r.get('idle_pct', '-')} |")
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(dict(torch=torch.__version__, device=torch.cuda.get_device_name(0), rows=rows), f, indent=1)
