@@ -70,7 +70,9 @@ std::string site_framework(const recorder::CallSite& s) {
   if (s.py_depth > 0) return user_frame_index(s) < 0 ? framework_of(s.py[0].file) : std::string();
   const void* frame = site_frame(s);
   if (frame == nullptr) return {};
-  return framework_of(symbols::symbolize(frame).module.c_str());
+  // A native site (no Python frame: a framework's own thread, XLA's runtime) is the
+  // framework's when the library that called lies in one's package (site-packages/jax_plugins/...).
+  return framework_of(symbols::symbolize(frame).path.c_str());
 }
 
 Severity finding_severity(FindingId f, const std::string& framework) {

@@ -18,6 +18,7 @@ Symbolized symbolize(const void* ra) {
   if (info.dli_fname != nullptr) {
     const char* base = std::strrchr(info.dli_fname, '/');
     s.module = base ? base + 1 : info.dli_fname;
+    s.path = info.dli_fname;
   }
   if (info.dli_sname != nullptr) {
     int status = 0;

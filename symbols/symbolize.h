@@ -6,6 +6,7 @@ namespace cudashim::symbols {
 
 struct Symbolized {
   std::string module;    // file name of the object (basename), "" when unknown
+  std::string path;      // the object's path as the loader has it (whose package it is), "" when unknown
   std::string function;  // demangled symbol name, "" when the object exports none near it
   unsigned long offset = 0;  // from the symbol (or from the module when no symbol)
 };
