@@ -186,13 +186,15 @@ bool in_stubs_folder(const std::string& path) { return path.find("/stubs/") != s
 // (nvidia, torch, triton, jaxlib, jax_plugins, cupy, ... right below a folder named site-packages
 // or dist-packages, or below one of `site_roots`, the scanned folders that look like one): files
 // the user installs with pip but cannot change.
-bool in_vendor_package(const std::string& path, const std::vector<fs::path>& site_roots) {
+// The vendor package (NVIDIA's wheels, torch, triton, jax, cupy, tensorrt) a file lies in under
+// site-packages, or "" when it lies in none of them.
+std::string vendor_package_of(const std::string& path, const std::vector<fs::path>& site_roots) {
   static constexpr const char* kPackages[] = {"nvidia", "torch", "triton", "jaxlib", "jax_plugins", "jax", "cupy", "cupy_backends",
                                               "tensorrt", "tensorrt_libs"};
   auto vendor = [](const std::string& name) {
     for (const char* pkg : kPackages)
-      if (name == pkg || name.rfind(std::string(pkg) + "_", 0) == 0) return true;
-    return false;
+      if (name == pkg || name.rfind(std::string(pkg) + "_", 0) == 0) return name;
+    return std::string();
   };
   const fs::path p = fs::absolute(path).lexically_normal();
   for (const auto& root : site_roots) {
@@ -205,7 +207,18 @@ bool in_vendor_package(const std::string& path, const std::vector<fs::path>& sit
     if (after_site) return vendor(name);
     after_site = name == "site-packages" || name == "dist-packages";
   }
-  return false;
+  return {};
+}
+
+bool in_vendor_package(const std::string& path, const std::vector<fs::path>& site_roots) {
+  return !vendor_package_of(path, site_roots).empty();
+}
+
+// A copy a framework bundles inside its own package (Triton's cupti, torch/lib): not one of
+// NVIDIA's wheels, which every framework of the environment may load.
+bool bundled_by_framework(const std::string& path, const std::vector<fs::path>& site_roots) {
+  const std::string pkg = vendor_package_of(path, site_roots);
+  return !pkg.empty() && pkg != "nvidia" && pkg.rfind("nvidia_", 0) != 0;
 }
 
 // The C library's own files: glibc provides them wherever anything runs, so doctor does not
@@ -652,8 +665,15 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     std::set<int> majors;
     for (auto i : items) majors.insert(report.libraries[i].cuda->major);
     if (majors.size() < 2) continue;
-    Finding f = make(FindingId::mixed_majors, family, std::to_string(majors.size()) + " majors of " + family + " in the scanned set");
-    for (auto i : items) f.evidence.push_back(line(i));
+    DoctorFinding f = make(FindingId::mixed_majors, family, std::to_string(majors.size()) + " majors of " + family + " in the scanned set");
+    // The majors outside the frameworks' own bundled copies: one at most (Triton's cupti 12 next to
+    // NVIDIA's cupti 13 wheel) is the framework's choice, nothing the user can change.
+    std::set<int> loose;
+    for (auto i : items) {
+      f.evidence.push_back(line(i));
+      if (!bundled_by_framework(report.libraries[i].path, site_roots)) loose.insert(report.libraries[i].cuda->major);
+    }
+    f.vendor_internal = loose.size() < 2;
     findings.push_back(std::move(f));
   }
   for (const auto& [name, items] : by_stem_major) {

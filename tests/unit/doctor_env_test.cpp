@@ -195,6 +195,28 @@ TEST_CASE("doctor: byte-identical copies are one library; versions are the CUDA 
   }
 }
 
+TEST_CASE("doctor: a framework's bundled copy of another major is not the user's to fix", "[doctor][env]") {
+  // The GPU host's torch 2.11 venv (2026-12-01): NVIDIA's cupti 13 wheel beside Triton's bundled
+  // cupti 12 made doctor exit 1 on a healthy install.
+  TempDir t;
+  const fs::path sp = t / "site-packages";
+  fake_lib(sp / "nvidia/cu13/lib", "libcupti.so.13", "int cuptiGetVersion(void) { return 13; }\n");
+  fake_lib(sp / "triton/backends/nvidia/lib/cupti", "libcupti.so.12", "int cuptiGetVersion(void) { return 12; }\n");
+  const DoctorReport r = diagnose({sp.string()}, 90, "--sm", bare());
+  auto mixed = with_id(r, "library.mixed-majors");
+  REQUIRE(mixed.size() == 1);
+  CHECK(mixed[0]->vendor_internal);
+  CHECK(mixed[0]->severity() == Severity::info);  // out of the exit code (this fake Triton's missing ptxas is not)
+  SECTION("two of NVIDIA's wheels of different majors are still a warning") {
+    fake_lib(sp / "nvidia/cuda_cupti/lib", "libcupti.so.12", "int cuptiGetVersion(void) { return 120; }\n");
+    const DoctorReport two = diagnose({sp.string()}, 90, "--sm", bare());
+    auto m = with_id(two, "library.mixed-majors");
+    REQUIRE(m.size() == 1);
+    CHECK_FALSE(m[0]->vendor_internal);
+    CHECK(m[0]->severity() == Severity::warning);
+  }
+}
+
 TEST_CASE("doctor: architectures in numeric order", "[doctor][env]") {
   CHECK(arch_less("sm_50", "sm_90"));
   CHECK(arch_less("sm_90", "sm_100"));
