@@ -186,10 +186,34 @@ std::string findings_section(const Procs& procs) {
   return h + "</table>";
 }
 
-// A place for the GPU-time diagnosis (another issue): no data is made up meanwhile.
-std::string gpu_time_section() {
-  return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\" id=\"gpu-time-none\">Not measured: this report "
-         "records time blocked on the CPU side only. How busy the GPU was and what stopped it will be shown here.</p>";
+// The GPU's side (the reports' gpu_time sections, docs/gpu-time.md): each sampled device's idle
+// share of the steady state, its diagnosis and the GPU findings; a note where no report has samples.
+std::string gpu_time_section(const Procs& procs) {
+  std::string rows;
+  for (const auto& [r, d] : procs) {
+    for (const GpuTimeDevice& g : d->gpu_time.devices) {
+      if (!g.steady_idle) continue;
+      std::string findings;
+      for (const GpuTimeFinding& f : d->gpu_time.findings)
+        if (f.device == g.device)
+          findings += fmt::format("<div><span class=\"sev {}\">{}</span> {}: {}<br><span class=\"muted\">fix: {}</span></div>",
+                                  esc(f.severity), esc(f.id), esc(f.severity), esc(f.title), esc(f.fix));
+      rows += fmt::format("<tr data-pid=\"{}\" data-device=\"{}\" data-idle=\"{:.3f}\"><td>pid {} ({})</td><td>{}</td>"
+                          "<td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+                          d->pid, g.device, *g.steady_idle, d->pid, esc(label_of(*d)), g.device, 100 * *g.steady_idle,
+                          g.process_steady_idle ? fmt::format("{:.1f}%", 100 * *g.process_steady_idle) : "-",
+                          g.steady_samples, esc(g.diagnosis.empty() ? "-" : g.diagnosis), findings.empty() ? "-" : findings);
+    }
+  }
+  if (rows.empty())
+    return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\" id=\"gpu-time-none\">Not measured: no report here holds "
+           "NVML utilization samples (sampling off or unavailable, or reports from before cudashim sampled the GPU; "
+           "docs/gpu-time.md).</p>";
+  return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\">NVML's utilization samples over each process's steady "
+         "state: the share of each sample period in which no kernel ran (docs/gpu-time.md says what it can resolve).</p>"
+         "<table id=\"gpu-time-table\"><tr><th>process</th><th>device</th><th>idle (device)</th><th>idle (this process's "
+         "kernels)</th><th>samples</th><th>diagnosis</th><th>findings</th></tr>" +
+         rows + "</table>";
 }
 
 // Rows of call sites holding memory; leaks (`with_kind_and_age`) also say the kind and age.
@@ -361,7 +385,7 @@ std::string render_html(const std::vector<LoadedReport>& reports, std::vector<st
   h += crash_section(reports);
   h += findings_section(procs);
   h += oom_section(procs);
-  h += gpu_time_section();
+  h += gpu_time_section(procs);
   h += "<h2 id=\"memory\">Device memory over time</h2>";
   if (data["memory"].empty())
     h += "<p>No event streams (.ndjson) next to the reports.</p>";

@@ -119,6 +119,23 @@ PoolStats read_pool(const Node& n) {
   return p;
 }
 
+GpuTime read_gpu_time(const Node& n) {
+  GpuTime g;
+  g.mode = n["sampling"].get<std::string>("mode");
+  g.reason = n["sampling"].get<std::string>("reason");
+  auto idle = [](const Node& w) -> std::optional<double> {
+    if (w.is_null() || !w.has("idle")) return std::nullopt;
+    return w.get<double>("idle");
+  };
+  for (const Node& d : n.elements("devices"))
+    g.devices.push_back({d.get<int64_t>("device"), idle(d["steady"]), idle(d["process_steady"]),
+                         d["steady"].get<int64_t>("samples"), d.get<std::string>("diagnosis")});
+  for (const Node& f : n.elements("findings"))
+    g.findings.push_back({f.get<std::string>("id", "?"), f.get<std::string>("severity", "?"), f.get<std::string>("title"),
+                          f.get<std::string>("fix"), f.get<std::string>("diagnosis"), f.get<int64_t>("device")});
+  return g;
+}
+
 }  // namespace
 
 ProcessReport read_process_report(Fields& fields) {
@@ -164,6 +181,7 @@ ProcessReport read_process_report(Fields& fields) {
   for (const Node& l : leaks.elements("by_site")) r.leaks.push_back(read_memory_site(l));
   r.policy = read_policy(d["policy"]);
   r.pool = read_pool(d["pool"]);
+  r.gpu_time = read_gpu_time(d["gpu_time"]);
   return r;
 }
 

@@ -124,6 +124,24 @@ struct PoolStats {
   std::vector<PoolDevice> devices;
 };
 
+// The report's gpu_time section (docs/gpu-time.md): NVML's busy share of each device and the
+// findings of the GPU's side.
+struct GpuTimeDevice {
+  int64_t device = 0;
+  std::optional<double> steady_idle, process_steady_idle;  // 0 to 1; none without samples
+  int64_t steady_samples = 0;
+  std::string diagnosis;
+};
+struct GpuTimeFinding {
+  std::string id, severity, title, fix, diagnosis;
+  int64_t device = 0;
+};
+struct GpuTime {
+  std::string mode, reason;  // "" in a report from before the section
+  std::vector<GpuTimeDevice> devices;
+  std::vector<GpuTimeFinding> findings;
+};
+
 // A per-process report, cudashim.report/1 (docs/report-schema.md).
 struct ProcessReport {
   int64_t pid = 0;
@@ -147,6 +165,7 @@ struct ProcessReport {
   std::vector<MemorySite> leaks;  // by site, largest first
   PolicyInForce policy;
   PoolStats pool;
+  GpuTime gpu_time;
 };
 
 struct CrashCall {

@@ -345,6 +345,25 @@ std::string policy_text(const PolicyInForce& p) {
   return out;
 }
 
+// The GPU's side (the gpu_time section): each sampled device's idle share of the steady state
+// and its diagnosis, then gpu.idle and gpu.clocks-throttled. Nothing for a report without
+// samples (sampling off or unavailable, or a report from before the section).
+std::string gpu_time_text(const GpuTime& g, const char* yellow, const char* reset) {
+  std::string out;
+  for (const GpuTimeDevice& d : g.devices) {
+    if (!d.steady_idle) continue;
+    out += fmt::format("  GPU {}: idle {:.0f}% of the steady state ({} NVML samples{}){}\n", d.device, 100 * *d.steady_idle,
+                       d.steady_samples,
+                       d.process_steady_idle ? fmt::format("; this process's kernels: idle {:.0f}%", 100 * *d.process_steady_idle) : "",
+                       d.diagnosis.empty() || d.diagnosis == "unknown" ? "" : fmt::format(", {}", t(d.diagnosis)));
+  }
+  for (const GpuTimeFinding& f : g.findings)
+    out += fmt::format("  {}{}{}: [{}] device {}: {}{}\n    fix: {}\n", f.severity == "info" ? "" : yellow, t(f.severity),
+                       f.severity == "info" ? "" : reset, t(f.id), f.device, t(f.title),
+                       f.diagnosis.empty() ? "" : fmt::format(" ({})", t(f.diagnosis)), t(f.fix));
+  return out;
+}
+
 // cudashim's own pool, when it was on.
 std::string pool_text(const PoolStats& p) {
   if (!p.enabled) return "";
@@ -585,7 +604,8 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (const DeviceMemory& dev : d.devices)
       out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                          human_bytes(dev.live_bytes));
-    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d) + policy_text(d.policy) + pool_text(d.pool);
+    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d) + policy_text(d.policy) + pool_text(d.pool) +
+           gpu_time_text(d.gpu_time, yellow, reset);
     // PyTorch's own counters against what the process holds (the torch_memory section).
     for (const TorchSnapshot& snap : d.torch)
       for (const TorchDevice& td : snap.devices) {

@@ -2,7 +2,7 @@
 """summary_golden.py CLI FIXTURE_DIR GOLDEN: the text summary of `cudashim report` on saved
 runs (issue 21), compared line by line with GOLDEN.
 
-FIXTURE_DIR holds (as saved-<name>, the names .gitignore would skip) what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
+FIXTURE_DIR holds (as saved-<name>, the names .gitignore would skip) the report of gpu/realworld/idle_loops.py input-bound on the H200 (2026-12-01, NVML sampling: the GPU-time lines and gpu.idle; paths moved under /nonexistent), what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
 (denials on every path: out-of-memory context, top sites, leaks by site, the policy from
 CUDASHIM_MEM_CAP), for sync_rules churn_after_oom with CUDASHIM_POOL=1 (the pool, a
 driver out-of-memory), both from the base build of 2026-12-01 with their paths moved under
@@ -34,6 +34,10 @@ with tempfile.TemporaryDirectory() as out:
     p = subprocess.run([cli, "report", runs], capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"),
                        timeout=60)
     got = p.stdout.replace(runs, "<RUNS>")
+    # The page shows the same GPU-time numbers (the gpu_time section, docs/gpu-time.md).
+    page = os.path.join(out, "page.html")
+    h = subprocess.run([cli, "report", "--html", page, runs], capture_output=True, text=True, timeout=60)
+    html = open(page).read() if h.returncode == 0 and os.path.exists(page) else ""
 if p.returncode != 0 or p.stderr:
     print(f"FAIL: cudashim report exited {p.returncode}: {p.stderr[-500:]}")
     sys.exit(1)
@@ -50,9 +54,13 @@ if got != want:
 for needed in ("command: /nonexistent/build/bin/cap_paths", "out of memory:", "the first: cuMemAlloc_v2 of 4.0 MiB",
                "at cap_paths+0x1524", "live at exit: 72.0 MiB in 3 allocations", "libraries:", "in LD_LIBRARY_PATH",
                "policy: memory cap 10485760", "MEM_CAP from CUDASHIM_MEM_CAP", "pool: on", "backtrace of the faulting thread",
-               "the process crashed (SIGSEGV"):
+               "the process crashed (SIGSEGV", "GPU 0: idle 94% of the steady state (30 NVML samples",
+               "warning: [gpu.idle] device 0:", "(host-bound)"):
     if needed not in got:
         errors.append(f"the summary lacks '{needed}'")
+if 'id="gpu-time-table"' not in html or 'data-pid="602" data-device="0" data-idle="0.936"' not in html or \
+        "host-bound" not in html or 'id="gpu-time-none"' in html:
+    errors.append(f"the page has no GPU-time row for pid 602 (report --html exit {h.returncode}: {h.stderr[-300:]})")
 if "SIGKILL" in got:
     errors.append("a crashed process is also told as killed (SIGKILL)")
 for e in errors:
