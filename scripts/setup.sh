@@ -33,7 +33,7 @@ APT_PACKAGES=(
   libelf-dev zlib1g-dev libzstd-dev          # libelf, linked statically, and what it needs
   libdw-dev liblzma-dev libbz2-dev           # libdw (DWARF lines for `cudashim report`), static, CLI only
   libfmt-dev                                 # header-only inside the preload library
-  catch2 nlohmann-json3-dev libtomlplusplus-dev libcli11-dev
+  catch2 nlohmann-json3-dev libtomlplusplus-dev
   binutils file
 )
 if ((TESTS)); then
