@@ -75,18 +75,24 @@ std::vector<fs::path> site_packages_of(const std::string& arg) {
   return out;
 }
 
-// The dist-info folders of `site` whose project is `project` (normalized), sorted.
-std::vector<fs::path> dist_infos(const fs::path& site, const std::string& project) {
-  std::vector<fs::path> out;
+// Calls fn(path, name without ".dist-info") for each dist-info folder of `site` (bounded walk).
+template <typename Fn>
+void for_each_dist_info(const fs::path& site, Fn&& fn) {
   std::error_code ec;
   std::size_t n = 0;
   for (fs::directory_iterator it(site, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end && n < kMaxDirEntries;
        it.increment(ec), ++n) {
     const std::string name = it->path().filename().string();
-    if (name.size() <= 10 || name.compare(name.size() - 10, 10, ".dist-info") != 0) continue;
-    const std::string stem = name.substr(0, name.size() - 10);
-    if (normalized(stem.substr(0, stem.find('-'))) == project) out.push_back(it->path());
+    if (name.size() > 10 && name.compare(name.size() - 10, 10, ".dist-info") == 0) fn(it->path(), name.substr(0, name.size() - 10));
   }
+}
+
+// The dist-info folders of `site` whose project is `project` (normalized), sorted.
+std::vector<fs::path> dist_infos(const fs::path& site, const std::string& project) {
+  std::vector<fs::path> out;
+  for_each_dist_info(site, [&](const fs::path& p, const std::string& stem) {
+    if (normalized(stem.substr(0, stem.find('-'))) == project) out.push_back(p);
+  });
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -94,15 +100,10 @@ std::vector<fs::path> dist_infos(const fs::path& site, const std::string& projec
 // Every dist-info project name of `site` starting with `prefix` (normalized), sorted.
 std::vector<std::string> projects_starting(const fs::path& site, const std::string& prefix) {
   std::set<std::string> out;
-  std::error_code ec;
-  std::size_t n = 0;
-  for (fs::directory_iterator it(site, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end && n < kMaxDirEntries;
-       it.increment(ec), ++n) {
-    const std::string name = it->path().filename().string();
-    if (name.size() <= 10 || name.compare(name.size() - 10, 10, ".dist-info") != 0) continue;
-    const std::string project = normalized(name.substr(0, name.find('-')));
+  for_each_dist_info(site, [&](const fs::path&, const std::string& stem) {
+    const std::string project = normalized(stem.substr(0, stem.find('-')));
     if (project.rfind(prefix, 0) == 0) out.insert(project);
-  }
+  });
   return {out.begin(), out.end()};
 }
 
