@@ -139,7 +139,7 @@ void snapshot(const char* type) {
 }
 
 std::atomic<void (*)()> g_tick{nullptr};
-std::atomic<void (*)()> g_more_ticks[3];
+std::atomic<void (*)()> g_more_ticks[6];
 
 // The flush thread's wake-up: a futex word, not a pipe, so that there is no descriptor the
 // program could close and reuse (a reused read end once looked like a wake-up and the

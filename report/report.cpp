@@ -25,6 +25,8 @@ constexpr Section kSections[] = {
     {"process", write_process},
     {"api", write_api},
     {"driver", write_driver},
+    {"devices", write_devices},
+    {"frameworks", write_frameworks},
     {"blocking", write_blocking},
     {"memory", write_memory},
     {"oom", write_oom},

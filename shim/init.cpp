@@ -46,6 +46,8 @@
 namespace cudashim::shim {
 
 uint64_t real_total_bytes(int device);
+void device_facts_tick();   // shim/device_facts.cpp
+void device_facts_final();  // shim/device_facts.cpp
 uint64_t real_free_bytes(int device);
 
 std::atomic<int> g_log_level{1};
@@ -216,6 +218,7 @@ int write_report_to(const std::string& path) {
   try {
     if (g_info == nullptr) return -EINVAL;
     library_watch_final();  // the inventory as of now; new findings are logged once
+    device_facts_final();
     return write_file_atomically(path, report::render_report({*g_info, g_policy, g_applied}));
   } catch (const std::exception&) {
     return -ENOMEM;
@@ -231,6 +234,7 @@ __attribute__((constructor)) void cudashim_start() {
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
   recorder::stream_set_tick(library_watch_tick);
   recorder::stream_add_tick(gpu_sampler_tick);
+  recorder::stream_add_tick(device_facts_tick);
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }

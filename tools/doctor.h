@@ -14,7 +14,7 @@
 #include "symbols/driver_bridge.h"
 #include "symbols/loader_search.h"
 #include "symbols/triton_toolchain.h"
-#include "tools/doctor_framework.h"
+#include "symbols/python_frameworks.h"
 #include "tools/doctor_headline.h"
 
 namespace cudashim::tools {

@@ -6,9 +6,15 @@
 #include <vector>
 
 #include "catalog/findings.h"
-#include "tools/doctor_framework.h"
+#include "symbols/python_frameworks.h"
 
 namespace cudashim::tools {
+
+// The frameworks live in symbols/ (the shim's report reads their versions too).
+using symbols::FrameworkInfo;
+using symbols::find_frameworks;
+using symbols::pinned_requirement;
+
 
 enum class DriverVerdict {
   ok,            // at least the toolkit driver of that CUDA release

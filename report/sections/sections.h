@@ -27,6 +27,8 @@ struct ReportContext {
 void write_process(JsonWriter& w, const ReportContext& c);
 void write_api(JsonWriter& w, const ReportContext& c);
 void write_driver(JsonWriter& w, const ReportContext& c);
+void write_devices(JsonWriter& w, const ReportContext& c);
+void write_frameworks(JsonWriter& w, const ReportContext& c);
 void write_blocking(JsonWriter& w, const ReportContext& c);
 void write_memory(JsonWriter& w, const ReportContext& c);
 void write_oom(JsonWriter& w, const ReportContext& c);

@@ -1,4 +1,4 @@
-// doctor_framework.h: the Python frameworks of a scanned environment (torch, JAX, CuPy), read from
+// python_frameworks.h: the Python frameworks of an environment (torch, JAX, CuPy), read from
 // their dist-info METADATA and version files: the version, the CUDA they were built for, and the
 // NVIDIA wheels their METADATA pins (Requires-Dist), which turn a missing library into the exact
 // pip requirement that brings it back.
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace cudashim::tools {
+namespace cudashim::symbols {
 
 // One framework installed in one site-packages folder.
 struct FrameworkInfo {
@@ -34,4 +34,4 @@ std::optional<std::string> pinned_requirement(const FrameworkInfo& framework, co
 // `cuda = None` or no such line.
 std::string torch_version_py_cuda(const std::string& text);
 
-}  // namespace cudashim::tools
+}  // namespace cudashim::symbols

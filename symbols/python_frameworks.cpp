@@ -1,5 +1,5 @@
-// doctor_framework.cpp: torch, JAX and CuPy as their dist-info and version files describe them.
-#include "tools/doctor_framework.h"
+// python_frameworks.cpp: torch, JAX and CuPy as their dist-info and version files describe them.
+#include "symbols/python_frameworks.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 
 #include "symbols/driver_bridge.h"  // read_small_text: bounded, never a FIFO
 
-namespace cudashim::tools {
+namespace cudashim::symbols {
 namespace fs = std::filesystem;
 
 namespace {
@@ -223,4 +223,4 @@ std::optional<std::string> pinned_requirement(const FrameworkInfo& framework, co
   return std::nullopt;
 }
 
-}  // namespace cudashim::tools
+}  // namespace cudashim::symbols
