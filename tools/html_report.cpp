@@ -66,25 +66,36 @@ using Procs = std::vector<std::pair<const LoadedReport*, const ProcessReport*>>;
 // What ran: one row per process.
 std::string run_section(const Procs& procs) {
   std::string h = "<h2 id=\"run\">What ran</h2><table id=\"meta\"><tr><th>process</th><th>command</th><th>host</th>"
-                  "<th>GPUs (devices that held memory)</th><th>driver (libcuda)</th><th>CUDA runtime</th>"
-                  "<th>torch</th><th>cudashim</th></tr>";
+                  "<th>GPUs</th><th>driver</th><th>CUDA runtime</th>"
+                  "<th>frameworks</th><th>cudashim</th></tr>";
   for (const auto& [r, d] : procs) {
     std::string gpus;
-    for (const DeviceMemory& dev : d->devices) gpus += fmt::format("{}device {}", gpus.empty() ? "" : ", ", dev.device);
+    for (const GpuName& g : d->gpus)
+      gpus += fmt::format("{}<span class=\"gpu-name\">{} {}</span>{}", gpus.empty() ? "" : "<br>", g.device,
+                          esc(g.name.empty() ? "?" : g.name),
+                          g.compute_capability.empty() ? "" : " <span class=\"muted\">sm " + esc(g.compute_capability) + "</span>");
+    if (gpus.empty())  // a report from before "devices": the devices that held memory
+      for (const DeviceMemory& dev : d->devices) gpus += fmt::format("{}device {}", gpus.empty() ? "" : ", ", dev.device);
     std::string torch = d->torch_state.empty() ? "?" : d->torch_state;
     if (torch == "read") torch = "torch.cuda in use";
+    std::string frameworks;
+    for (const FrameworkVersion& f : d->frameworks)
+      frameworks += fmt::format("{}<span class=\"framework\">{} {}</span>{}", frameworks.empty() ? "" : "<br>", esc(f.name),
+                                esc(f.version.empty() ? "?" : f.version),
+                                f.cuda.empty() ? "" : " <span class=\"muted\">CUDA " + esc(f.cuda) + "</span>");
     std::string driver = d->libcuda_loaded ? esc(*d->libcuda_loaded) : "not loaded";
+    if (d->kernel_module) driver = fmt::format("<span class=\"kernel-module\">{}</span><br><span class=\"muted\">{}</span>",
+                                               esc(*d->kernel_module), driver);
     if (d->driver_cuda_version > 0)
-      driver = fmt::format("<span class=\"driver-cuda\">CUDA {}</span><br><span class=\"muted\">{}</span>",
-                           cuda_version_text(d->driver_cuda_version), driver);
+      driver = fmt::format("<span class=\"driver-cuda\">CUDA {}</span><br>{}", cuda_version_text(d->driver_cuda_version),
+                           d->kernel_module ? driver : "<span class=\"muted\">" + driver + "</span>");
     h += fmt::format("<tr class=\"proc\" data-pid=\"{}\"><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td>"
                      "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                      d->pid, esc(label_of(*d)), esc(command_of(*d)), esc(d->host), gpus.empty() ? "none" : gpus, driver,
-                     cuda_runtimes(*d), esc(torch), esc(d->cudashim_version));
+                     cuda_runtimes(*d), frameworks.empty() ? esc(torch) : frameworks + "<br><span class=\"muted\">" + esc(torch) + "</span>",
+                     esc(d->cudashim_version));
   }
-  h += "</table><p class=\"muted\">GPU names, the kernel driver's release (580.xx) and torch's version are not in "
-       "the report (cudashim.report/1 has no field for them): the driver column gives the CUDA version the driver "
-       "answered (cuDriverGetVersion, when the process asked) and the libcuda file loaded.</p>";
+  h += "</table>";
   return h;
 }
 

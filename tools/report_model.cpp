@@ -154,6 +154,11 @@ ProcessReport read_process_report(Fields& fields) {
   r.libcuda_loaded_null = drv.has("libcuda_loaded") && drv["libcuda_loaded"].is_null();
   r.libcuda_loaded = drv.get_optional<std::string>("libcuda_loaded");
   r.driver_cuda_version = drv.get<int64_t>("cuda_version");
+  r.kernel_module = drv.get_optional<std::string>("kernel_module");
+  for (const Node& g : d.elements("devices"))
+    r.gpus.push_back({g.get<int64_t>("device"), g.get<std::string>("name"), g.get<std::string>("compute_capability")});
+  for (const Node& f : d.elements("frameworks"))
+    r.frameworks.push_back({f.get<std::string>("name", "?"), f.get<std::string>("version"), f.get<std::string>("cuda")});
   for (const auto& [name, row] : d["api"].members())
     r.api.push_back({name, row.get<uint64_t>("calls"), row.get<uint64_t>("errors"), row.get<uint64_t>("last_error"),
                      row.get<uint64_t>("blocked_ns")});

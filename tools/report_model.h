@@ -142,6 +142,16 @@ struct GpuTime {
   std::vector<GpuTimeFinding> findings;
 };
 
+// A device as the driver named it (report "devices"), and a framework the process loaded
+// (report "frameworks"); both absent from reports written before those sections.
+struct GpuName {
+  int64_t device = 0;
+  std::string name, compute_capability;
+};
+struct FrameworkVersion {
+  std::string name, version, cuda;
+};
+
 // A per-process report, cudashim.report/1 (docs/report-schema.md).
 struct ProcessReport {
   int64_t pid = 0;
@@ -151,6 +161,9 @@ struct ProcessReport {
   uint64_t start_unix_ns = 0;
   std::optional<std::string> libcuda_loaded;
   int64_t driver_cuda_version = 0;   // driver.cuda_version (12090 = CUDA 12.9), 0 unknown
+  std::optional<std::string> kernel_module;  // driver.kernel_module ("580.159.04"); none: unknown
+  std::vector<GpuName> gpus;                 // devices[]
+  std::vector<FrameworkVersion> frameworks;  // frameworks[]
   int64_t libcuda_dlopen_requests = 0;
   bool libcuda_loaded_null = false;  // driver.libcuda_loaded is present and null: no driver
   std::vector<ApiRow> api;           // sorted by name

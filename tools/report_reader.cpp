@@ -284,9 +284,19 @@ std::string run_metadata(const ProcessReport& d) {
       runtimes += fmt::format("{}{}{}", runtimes.empty() ? "" : ", ", l.version.empty() ? "?" : t(l.version),
                               l.linkage == "static" ? " (static)" : "");
   std::string driver = d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded");
+  if (d.kernel_module) driver = t(*d.kernel_module) + (d.libcuda_loaded ? "" : " (libcuda not loaded)");
   if (d.driver_cuda_version > 0) driver += fmt::format(" (CUDA {})", cuda_version_text(d.driver_cuda_version));
   out += fmt::format("  host {}, cudashim {}, driver {}, CUDA runtime {}\n", t(d.host), t(d.cudashim_version), driver,
                      runtimes.empty() ? "none loaded" : runtimes);
+  std::string gpus, frameworks;
+  for (const GpuName& g : d.gpus)
+    gpus += fmt::format("{}{} {}{}", gpus.empty() ? "" : ", ", g.device, g.name.empty() ? "?" : t(g.name),
+                        g.compute_capability.empty() ? "" : fmt::format(" (sm {})", t(g.compute_capability)));
+  for (const FrameworkVersion& f : d.frameworks)
+    frameworks += fmt::format("{}{} {}{}", frameworks.empty() ? "" : ", ", t(f.name), f.version.empty() ? "?" : t(f.version),
+                              f.cuda.empty() ? "" : fmt::format(" (built for CUDA {})", t(f.cuda)));
+  if (!gpus.empty() || !frameworks.empty())
+    out += fmt::format("  GPUs {}; {}\n", gpus.empty() ? "not named" : gpus, frameworks.empty() ? "no framework loaded" : frameworks);
   return out;
 }
 

@@ -30,7 +30,7 @@ JOB = r"""
 import ctypes, os
 cuda = ctypes.CDLL("libcuda.so.1")
 assert cuda.cuInit(0) == 0
-print("ready", os.getpid(), flush=True)
+print("ready", os.getpid(), "go", flush=True)
 while True:
     line = input()
     cuda.cuInit(0)
@@ -88,7 +88,7 @@ with tempfile.TemporaryDirectory() as d:
         os.execve(cli, [cli, "run", "--out", out, "--", sys.executable, "-c", JOB], env)
     job = None
     try:
-        if not read_until(master, b"ready", 30):
+        if not read_until(master, b" go", 30):
             errors.append(f"the job did not start: {seen[-800:]!r}")
         else:
             job = int(seen.split(b"ready", 1)[1].split()[0])
@@ -120,6 +120,16 @@ with tempfile.TemporaryDirectory() as d:
                 break
             read_until(master, b"\0never", 0.05)  # keep the terminal drained
         if code is None:
+            for p in (wrapper, job):
+                if p:
+                    for t in sorted(glob.glob(f"/proc/{p}/task/*")):
+                        try:
+                            comm = open(t + "/comm").read().strip()
+                            wchan = open(t + "/wchan").read().strip()
+                            st = open(t + "/stat").read().rsplit(")", 1)[1].split()[0]
+                            print(f"  pid {p} thread {os.path.basename(t)} {comm}: state {st}, wchan {wchan}")
+                        except OSError:
+                            pass
             for p in (wrapper, job):
                 if p:
                     try:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run_facts.py SHIM FAKECUDA_DIR: the report names the run's machine (issue 21.3: the page's
+"""run_facts.py SHIM FAKECUDA_DIR CLI: the report names the run's machine (issue 21.3: the page's
 metadata): the GPUs (devices[]), the kernel module's release (driver.kernel_module) and the
 frameworks the process loaded (frameworks[]), and matches docs/report-schema.md.
 
@@ -13,6 +13,8 @@ module's format stands in for /proc/driver/nvidia/version.
   3. frameworks is exactly torch 2.11.0+cu130 built for CUDA 13.0 in the stand-in folder;
   4. with the version file absent, kernel_module is null, and a job that loads no framework
      library has frameworks [].
+  5. `cudashim report` prints them in the summary's header, and the HTML page's "What ran"
+     table has the GPU's name, the kernel module and torch's version.
 Before: the report had none of these members (the summary and page could not show them).
 """
 import glob
@@ -24,7 +26,7 @@ import sys
 import sysconfig
 import tempfile
 
-shim, fake = sys.argv[1:3]
+shim, fake, cli = sys.argv[1:4]
 here = os.path.dirname(os.path.abspath(__file__))
 schema = os.path.join(here, "..", "..", "docs", "report-schema.md")
 errors = []
@@ -91,6 +93,19 @@ with tempfile.TemporaryDirectory() as d:
         if fw != want_fw:
             errors.append(f"3. frameworks = {fw}, expected {want_fw}")
         print(f"devices {dev}; kernel_module {drv.get('kernel_module')}; frameworks {fw}")
+        rep = glob.glob(os.path.join(d, "torch", "cudashim-*.json"))
+        summ = subprocess.run([cli, "report", *rep], capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"))
+        head = [l for l in summ.stdout.splitlines() if "GPUs" in l or "driver" in l]
+        want_line = "  GPUs 0 cudashim fake device (sm 9.0); torch 2.11.0+cu130 (built for CUDA 13.0)"
+        if want_line not in summ.stdout.splitlines() or "driver 580.95.05" not in summ.stdout:
+            errors.append(f"5. the summary's header lacks the GPU, driver or torch: {head} (exit {summ.returncode})")
+        html = os.path.join(d, "page.html")
+        pg = subprocess.run([cli, "report", "--html", html, *rep], capture_output=True, text=True)
+        page = open(html).read() if os.path.exists(html) else ""
+        for want in ('<span class="gpu-name">0 cudashim fake device</span>', '<span class="kernel-module">580.95.05</span>',
+                     '<span class="framework">torch 2.11.0+cu130</span>'):
+            if want not in page:
+                errors.append(f"5. the page lacks {want} (exit {pg.returncode}: {pg.stderr[-300:]})")
     r = run(d, "bare", [], CUDASHIM_DRIVER_VERSION_FILE=os.path.join(d, "absent"))
     if r:
         if r.get("driver", {}).get("kernel_module", "missing") is not None or r.get("frameworks") != []:
