@@ -49,7 +49,7 @@ inline constexpr OptionSpec kReportOptions[] = {
     {"--html", "FILE", ValueKind::file, "also write one self-contained HTML page with plots to FILE"},
 };
 inline constexpr OptionSpec kDoctorOptions[] = {
-    {"--json", nullptr, ValueKind::text, "print the findings and libraries as JSON"},
+    {"--json", nullptr, ValueKind::text, "print the findings and libraries as JSON (fields: docs/doctor-schema.md)"},
     {"--sm", "ARCH", ValueKind::text,
      "GPU compute capability to check fatbins for: 90, 9.0 or sm_90 (default: nvidia-smi, else 90)"},
     {"--driver-version-file", "FILE", ValueKind::file,

@@ -11,7 +11,7 @@ what doctor reads of it is its metadata and the libraries' DT_NEEDED. Planted:
   healthy  the same venv with nvshmem installed and a 580 driver: exit 0
   usage    a mistyped path and a FIFO: exit 3, one line, no hang
 The first screen of the text and a digest of --json are compared with tests/cli/doctor_env_*.golden
-(UPDATE_GOLDEN=1 rewrites them). Host-dependent parts are left out of the comparison: the driver.*
+(UPDATE_GOLDEN=1 rewrites them), and each --json document is validated against docs/doctor-schema.md. Host-dependent parts are left out of the comparison: the driver.*
 findings and triton.libcuda-not-found (whether this host has libcuda), the loader's default folders and
 cache in the evidence, and the count of notes. Exit 77 when the wheel is not unpacked.
 """
@@ -173,6 +173,14 @@ def main():
             js = doctor(a.cli, ["--json", *args], env)
             if text.returncode != want_rc or js.returncode != want_rc:
                 fails.append(f"{name}: exit {text.returncode} (text), {js.returncode} (json), want {want_rc}\n{text.stderr}{js.stderr}")
+            with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+                f.write(js.stdout)
+            schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "doctor-schema.md")
+            chk = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hygiene",
+                                  "check_report_schema.py"), schema, f.name], capture_output=True, text=True)
+            os.unlink(f.name)
+            if chk.returncode != 0:
+                fails.append(f"{name}: --json does not match docs/doctor-schema.md:\n{chk.stdout[-1500:]}")
             compare(a.goldens, name, f"exit {text.returncode}\n--- first screen\n{first_screen(text.stdout, base, root)}"
                                       f"--- json digest\n{digest(json.loads(js.stdout), base, root)}")
         # Usage errors: exit 3 and one line naming the input, never a finding, never a hang.

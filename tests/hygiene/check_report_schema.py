@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""check_report_schema.py DOC REPORT...: validate reports against docs/report-schema.md.
+"""check_report_schema.py DOC REPORT...: validate reports against docs/report-schema.md (or doctor
+--json documents against docs/doctor-schema.md).
 
 The Markdown table in the doc is the schema. Every field of a report must be a
 documented path with the documented type; every path marked "always" whose parent
@@ -9,7 +10,9 @@ import json
 import re
 import sys
 
-PLACEHOLDER_PARENTS = {"api": "<ABI>", "inner": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>"}
+PLACEHOLDER_PARENTS = {"api": "<ABI>", "inner": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>",
+                       # docs/doctor-schema.md: architecture names
+                       "arch_counts": "<arch>", "embedded_arch_counts": "<arch>", "per_arch": "<arch>"}
 TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None), "boolean": bool,
          "number": (int, float)}
 
