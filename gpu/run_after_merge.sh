@@ -10,6 +10,8 @@
 #              loop, sampling on and off (issue 20)
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
+#   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
+#              library against this build's (.carry/gpu/siteoverhead/), CPython 3.12 (issue 19)
 #   html/      `cudashim report --html` of the torch loop's reports (screenshot it on a CPU machine)
 # Budget: about 8 minutes (corpus 250 s, wheel 100 s, idle 130 s, the rest seconds).
 set -uo pipefail
@@ -43,6 +45,7 @@ say "corpus: exit $?"
 grep -A3 '^## Totals' "$OUT/corpus/results.md" 2>/dev/null | tail -n 1
 fi
 
+if step idle; then
 say "== idle: gpu/realworld/idle_compare.py"
 mkdir -p "$OUT/idle"
 IDLE_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-idle.XXXXXX")  # the runs stay here: few files come back
@@ -51,7 +54,9 @@ say "idle_compare: exit $?"
 cp "$IDLE_RUNS/idle_compare.json" "$OUT/idle/" 2>/dev/null
 tar -C "$IDLE_RUNS" -czf "$OUT/idle/runs.tar.gz" .
 cat "$OUT/idle/table.md"
+fi
 
+if step doctor; then
 say "== doctor: the host's torch"
 mkdir -p "$OUT/doctor"
 SP=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
@@ -61,7 +66,21 @@ echo "exit $?" > "$OUT/doctor/exit.txt"
 "$CLI" doctor --verbose "$SP" > "$OUT/doctor/verbose.txt" 2>> "$OUT/doctor/stderr.txt"
 say "doctor $SP: $(cat "$OUT/doctor/exit.txt"), $(wc -l < "$OUT/doctor/text.txt") lines"
 head -n 25 "$OUT/doctor/text.txt"
+fi
 
+if step siteoverhead; then
+  # The user-frame walk's cost per hooked sync from Python (issue 19), on this host's CPython:
+  # the preload library of f064834 (before the walk) against this build's, on the test double.
+  say "== siteoverhead: bench/python_site_overhead.py"
+  SO=.carry/gpu/siteoverhead
+  timeout -k 5 120 python3 bench/python_site_overhead.py --base "$SO/base.so" --new "$SO/new.so" --fakecuda "$SO/fakecuda" \
+    --rounds 5 --calls 5000 --batches 10 --base-label "$(cat "$SO/base.label" 2>/dev/null)" \
+    --new-label "$(cat "$SO/new.label" 2>/dev/null)" --out "$OUT/siteoverhead.md" 3.12 > "$OUT/siteoverhead.log" 2>&1
+  say "python_site_overhead: exit $?"
+  grep '^| 3.12' "$OUT/siteoverhead.md"
+fi
+
+if step html; then
 say "== html: the torch loop's page"
 mkdir -p "$OUT/html"
 TORCH_RUN=$(ls -td /tmp/cudashim-gpu.*/reports/torch 2>/dev/null | head -n 1)
@@ -70,5 +89,6 @@ if [ -n "$TORCH_RUN" ]; then
   say "report --html: exit $?"
 else
   say "no torch run folder found under /tmp/cudashim-gpu.*"
+fi
 fi
 say "== done: $OUT"
