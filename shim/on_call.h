@@ -119,10 +119,7 @@ template <HookId kId, class Fn, class R, class Call, class Rec>
       if constexpr (kRow.has(ROLE_STREAM_FREE))
         if (policy::pool_enabled()) pool_forget(static_cast<unsigned long long>(key));
       recorder::record_free(kind, static_cast<unsigned long long>(key));
-    } else if constexpr (kRow.kind == RecKind::COPY) {
-      if (policy::pool_enabled()) pool_note_copy();  // stream work, for the pool's fences
     } else if constexpr (kRow.kind == RecKind::LAUNCH) {
-      if (policy::pool_enabled()) pool_note_launch(std::get<0>(rec()));  // one relaxed load while off
       ++g_flags.activity;  // work between two hits of a site: they are not one burst (sync_observer.h)
     }
     if constexpr (kRow.timing == Timing::BLOCKING) facts.cpu0 = maybe_sample_cpu(scope);
@@ -133,6 +130,12 @@ template <HookId kId, class Fn, class R, class Call, class Rec>
 
     // ---- after the real call
     const uint64_t dt = kTimed ? now_ticks() - t0 : 0;
+    // Stream work for the pool's fences, once the real call has queued it (pool.h says why after).
+    if constexpr (kRow.kind == RecKind::COPY) {
+      if (policy::pool_enabled()) pool_note_copy();  // one relaxed load while off
+    } else if constexpr (kRow.kind == RecKind::LAUNCH) {
+      if (policy::pool_enabled()) pool_note_launch(std::get<0>(rec()));
+    }
     if constexpr (kRow.kind == RecKind::COPY) {
       [[maybe_unused]] const auto [bytes, dir, host] = rec();
       facts.bytes = bytes;

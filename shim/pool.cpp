@@ -6,8 +6,10 @@
 //   fences        one set of completion events recorded at a free: on CU_STREAM_LEGACY (it
 //                 waits for every blocking stream of the context first, the per-thread
 //                 default streams included: CUDA driver API, "Stream synchronization
-//                 behavior") plus one per non-blocking stream that got work since. Frees
-//                 with no stream work in between share the previous fence.
+//                 behavior") plus one per non-blocking stream that got work since, or whose
+//                 event in an older fence it has not yet seen complete (cuStreamQuery), so
+//                 that the newest fence covers every unfinished stream. Frees with no
+//                 stream work in between (the epoch in pool.h) share the newest fence.
 //   bins          per context, per size class (4 per power of two), FIFO of cached blocks
 //                 with their fence; a block is reused once its fence has completed.
 //   block table   every block the pool allocated: its context, class and state.
@@ -30,7 +32,7 @@
 
 namespace cudashim::shim {
 
-constinit std::atomic<bool> g_pool_dirty{false};
+constinit std::atomic<uint64_t> g_pool_epoch{0};
 constinit std::atomic<bool> g_pool_all_streams_dirty{false};
 
 namespace {
@@ -72,6 +74,10 @@ CUresult event_query(CUevent e) {
 CUresult event_sync(CUevent e) {
   auto f = reinterpret_cast<PFN_cuEventSynchronize_v2000>(real_of(HookId::cuEventSynchronize));
   return f ? f(e) : CUDA_ERROR_NOT_FOUND;
+}
+CUresult stream_query(CUstream s) {
+  auto f = reinterpret_cast<PFN_cuStreamQuery_v2000>(real_of(HookId::cuStreamQuery));
+  return f ? f(s) : CUDA_ERROR_NOT_FOUND;
 }
 CUresult ctx_sync() {
   auto f = reinterpret_cast<PFN_cuCtxSynchronize_v2000>(real_of(HookId::cuCtxSynchronize));
@@ -148,9 +154,6 @@ std::mutex g_ctx_mu;
 
 // Cached bytes reserved per device: the bound is checked and taken in one CAS.
 constinit std::atomic<uint64_t> g_reserved[kMaxDevices]{};
-// Bumped when a free finds stream work since the previous fence: a context's last fence
-// is shared only while the generation it was made in is still current.
-constinit std::atomic<uint64_t> g_gen{0};
 
 bool reserve_cached(int device, uint64_t bytes, uint64_t bound) {
   std::atomic<uint64_t>& r = g_reserved[device];
@@ -191,7 +194,11 @@ constexpr size_t kStreamSlots = 1024;
 struct StreamSlot {
   std::atomic<CUstream> stream{nullptr};
   std::atomic<uint8_t> kind{kNone};
-  std::atomic<bool> dirty{false};
+  std::atomic<bool> dirty{false};  // work noted since a fence last looked at the stream
+  // An event was recorded on it and the stream was not seen idle since: a newer fence must
+  // record on it again (sharing only the newest fence, it must cover every unfinished stream;
+  // an older fence's event is not waited for). Read and written under g_stream_mu.
+  bool busy = false;
   std::atomic<CUcontext> ctx{nullptr};
 };
 constinit StreamSlot g_streams[kStreamSlots];
@@ -235,12 +242,18 @@ StreamSlot* register_stream_locked(CUstream s, uint8_t kind, CUcontext ctx) {
   slot->kind.store(kNone, std::memory_order_relaxed);
   slot->ctx.store(ctx, std::memory_order_relaxed);
   slot->dirty.store(false, std::memory_order_relaxed);
+  slot->busy = false;
   slot->stream.store(s, std::memory_order_release);
   slot->kind.store(kind, std::memory_order_release);
   const size_t idx = static_cast<size_t>(slot - g_streams);
   std::erase(*g_nb_list, idx);
   if (kind == kNonBlocking) g_nb_list->push_back(idx);
   return slot;
+}
+
+bool stream_busy(StreamSlot* s) {
+  std::lock_guard<std::mutex> lock(g_stream_mu);
+  return s->busy;
 }
 
 void register_stream(CUstream s, unsigned flags) {
@@ -322,9 +335,16 @@ bool fence_wait(Fence* f) {
 // could not be recorded (the caller frees for real). pre: cs is the current context.
 Fence* fence_for_free(CtxState* cs) {
   std::lock_guard<std::mutex> lock(cs->mu);
-  if (g_pool_dirty.exchange(false, std::memory_order_acq_rel)) g_gen.fetch_add(1, std::memory_order_acq_rel);
-  const uint64_t gen = g_gen.load(std::memory_order_acquire);
-  if (cs->last != nullptr && cs->last_gen == gen) {
+  // Close the epoch (odd: work since the last fence) in one step; the new even epoch names
+  // the fence made now. A launch that marked the epoch before this step has marked its
+  // stream before it too (pool.h): the scan below sees it.
+  uint64_t gen = g_pool_epoch.load(std::memory_order_acquire);
+  while ((gen & 1) && !g_pool_epoch.compare_exchange_weak(gen, gen + 1, std::memory_order_acq_rel)) {
+  }
+  if (gen & 1) ++gen;
+  const bool own_work = g_flags.pool_work;  // this thread's launches since its last free (pool.h)
+  g_flags.pool_work = false;
+  if (!own_work && cs->last != nullptr && cs->last_gen == gen) {
     cs->last->refs.fetch_add(1, std::memory_order_relaxed);
     return cs->last;
   }
@@ -350,13 +370,21 @@ Fence* fence_for_free(CtxState* cs) {
         if (all) s.dirty.store(true, std::memory_order_relaxed);
         const CUcontext sc = s.ctx.load(std::memory_order_relaxed);
         if (sc != nullptr && sc != cs->ctx) continue;  // another context's stream: its own fences
-        if (!s.dirty.exchange(false, std::memory_order_acq_rel)) continue;
+        const bool dirty = s.dirty.exchange(false, std::memory_order_acq_rel);
+        if (!dirty && !s.busy) continue;
+        const CUstream stream = s.stream.load(std::memory_order_relaxed);
+        // No new work, and the work an older fence recorded is done: nothing to wait for.
+        if (!dirty && stream_query(stream) == CUDA_SUCCESS) {
+          s.busy = false;
+          continue;
+        }
         CUevent e = f->n < Fence::kMaxEvents ? take_event(cs) : nullptr;
-        if (e == nullptr || record(e, s.stream.load(std::memory_order_relaxed)) != CUDA_SUCCESS) {
+        if (e == nullptr || record(e, stream) != CUDA_SUCCESS) {
           if (e != nullptr) cs->spare.push_back(e);
           sync_instead = true;  // too many streams, or one we cannot record on: wait now instead
           continue;
         }
+        s.busy = true;
         f->ev[f->n++] = e;
       }
     }
@@ -647,7 +675,7 @@ CUresult pool_stream_create_prio(PFN_cuStreamCreateWithPriority_v5050 real, CUst
 CUresult pool_stream_destroy(PFN_cuStreamDestroy_v4000 real, CUstream stream) {
   StreamSlot* slot = stream != nullptr ? find_stream(stream) : nullptr;
   if (slot != nullptr && slot->kind.load(std::memory_order_acquire) == kNonBlocking &&
-      (slot->dirty.exchange(false, std::memory_order_acq_rel) ||
+      (slot->dirty.exchange(false, std::memory_order_acq_rel) || stream_busy(slot) ||
        g_pool_all_streams_dirty.load(std::memory_order_acquire))) {
     CUcontext ctx = slot->ctx.load(std::memory_order_relaxed);
     if (ctx == nullptr) ctx = current_ctx();
@@ -666,7 +694,7 @@ CUresult pool_stream_destroy(PFN_cuStreamDestroy_v4000 real, CUstream stream) {
       }
     }
     if (!recorded) g_untracked_work.store(true, std::memory_order_release);
-    g_pool_dirty.store(true, std::memory_order_release);  // the next free makes a fence that covers it
+    pool_mark_epoch();  // the next free makes a fence that covers it
   }
   if (slot != nullptr) {
     std::lock_guard<std::mutex> lock(g_stream_mu);

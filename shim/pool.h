@@ -18,11 +18,24 @@
 #include "shim/cuda_abi.h"
 #include "catalog/hooks.h"
 #include "shim/sync_observer.h"
+#include "shim/thread_flags.h"
 
 namespace cudashim::shim {
 
-// Set by stream work since the last free that recorded completion events.
-extern std::atomic<bool> g_pool_dirty;
+// Stream work since the last fence, as an epoch: odd while some work was noted since a
+// fence was made, even after. A free's fence is shared only while the epoch it was made
+// in is current; the step from odd to even is one atomic operation, so two contexts' frees
+// cannot both take one launch's mark (a flag taken, then a generation bumped, could).
+extern std::atomic<uint64_t> g_pool_epoch;
+// Marks work since the last fence, after the stream's own mark (pool_note_stream_work). The
+// mark is skipped when the epoch is odd already (no atomic read-modify-write per launch), so a
+// fence made meanwhile by another thread need not see this thread's stream mark: the launching
+// thread's own next free therefore never shares a fence (ThreadFlags::pool_work), and its
+// scan sees its own marks; a stream whose mark another fence took is `busy` there and is
+// recorded on again.
+inline void pool_mark_epoch() {
+  if (!(g_pool_epoch.load(std::memory_order_relaxed) & 1)) g_pool_epoch.fetch_or(1, std::memory_order_release);
+}
 // Set by work whose stream the hook does not know (copies, memsets): every tracked
 // non-blocking stream counts as having work.
 extern std::atomic<bool> g_pool_all_streams_dirty;
@@ -30,18 +43,22 @@ extern std::atomic<bool> g_pool_all_streams_dirty;
 // Marks work on `stream` (out of line: a probe of the stream table).
 void pool_note_stream_work(CUstream stream);
 
-// A launch on `stream`. pre: the pool is on. No lock, no allocation, no syscall.
+// A launch on `stream`, after the real launch returned: an event a fence records on the
+// stream from now on comes after the kernel in the stream's order (marked before the launch,
+// another thread's fence could record its event ahead of the kernel and clear the mark).
+// pre: the pool is on. No lock, no allocation, no syscall.
 inline void pool_note_launch(CUstream stream) {
-  if (!g_pool_dirty.load(std::memory_order_relaxed)) g_pool_dirty.store(true, std::memory_order_relaxed);
-  if (stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) return;
-  pool_note_stream_work(stream);
+  g_flags.pool_work = true;
+  if (stream != nullptr && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD) pool_note_stream_work(stream);
+  pool_mark_epoch();
 }
 
-// A copy or memset whose stream the hook does not know. pre: the pool is on.
+// A copy or memset whose stream the hook does not know, after the real call. pre: the pool is on.
 inline void pool_note_copy() {
-  if (!g_pool_dirty.load(std::memory_order_relaxed)) g_pool_dirty.store(true, std::memory_order_relaxed);
+  g_flags.pool_work = true;
   if (!g_pool_all_streams_dirty.load(std::memory_order_relaxed))
-    g_pool_all_streams_dirty.store(true, std::memory_order_relaxed);
+    g_pool_all_streams_dirty.store(true, std::memory_order_release);
+  pool_mark_epoch();
 }
 
 // The pool's versions of the routed rows: each does what the generic wrapper would

@@ -11,6 +11,8 @@ struct ThreadFlags {
   uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
   bool readback_pending;     // this thread's last copy was a small device-to-host one (a read-back)
   bool pooled_free;          // the pool took this thread's current free into its cache (cudaFree over cuMemFree)
+  bool pool_work;            // this thread queued stream work since its last pooled free: that free makes a
+                             // fence of its own (shim/pool.h: another thread's fence may miss this thread's marks)
   bool oom_recovery;         // an allocation of this thread ran out of memory and none has succeeded since:
                              // its frees are an allocator's cache flush (torch's retry), not churn
   uint8_t inner_alloc_kind;  // the MemKind of inner_alloc_key

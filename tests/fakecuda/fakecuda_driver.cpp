@@ -88,11 +88,13 @@ struct Config {
   int device_count;
   uint64_t total_mem;
   int driver_version;
+  uint64_t launch_delay_ns;  // FAKECUDA_LAUNCH_DELAY_NS: a launch takes this long to queue its kernel
 };
 const Config& cfg() {
   static const Config c{static_cast<int>(env_u64("FAKECUDA_DEVICE_COUNT", 1)),
                         env_u64("FAKECUDA_TOTAL_MEM", kDefaultTotalMem),
-                        static_cast<int>(env_u64("FAKECUDA_DRIVER_VERSION", 13000))};
+                        static_cast<int>(env_u64("FAKECUDA_DRIVER_VERSION", 13000)),
+                        env_u64("FAKECUDA_LAUNCH_DELAY_NS", 0)};
   return c;
 }
 
@@ -557,6 +559,7 @@ CUresult launch(CUfunction f, CUstream stream = nullptr, void** params = nullptr
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const int64_t dur = g_kernel_ns.load(std::memory_order_relaxed);
   if (dur <= 0) return CUDA_SUCCESS;
+  if (cfg().launch_delay_ns > 0) sleep_until_ns(now_ns() + static_cast<int64_t>(cfg().launch_delay_ns));
   std::atomic<int64_t>& tl = timeline_of(stream);
   int64_t cur = tl.load(), end = 0;
   do {
@@ -1104,8 +1107,12 @@ FC_ENTRY(cuStreamDestroy, (CUstream hStream), stream_destroy(hStream))
 FC_ENTRY(cuStreamDestroy_v2, (CUstream hStream), stream_destroy(hStream))
 FC_ENTRY_PT(cuStreamSynchronize, cuStreamSynchronize_ptsz, (CUstream hStream),
             (sleep_until_ns(timeline_of(hStream).load()), synced(CUDA_SUCCESS)))
+// Idle once its timeline is reached and the kernels before it stopped storing (as an event).
 FC_ENTRY_PT(cuStreamQuery, cuStreamQuery_ptsz, (CUstream hStream),
-            now_ns() < timeline_of(hStream).load() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS)
+            [&] {
+              const int64_t t = timeline_of(hStream).load();
+              return now_ns() >= t && writers_done_by(t) ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+            }())
 FC_ENTRY_PT(cuStreamGetCtx, cuStreamGetCtx_ptsz, (CUstream hStream, CUcontext* pctx),
          pctx == nullptr ? CUDA_ERROR_INVALID_VALUE
                          : (*pctx = is_special_stream(hStream) ? (t_ctx_stack.empty() ? nullptr : t_ctx_stack.back())

@@ -88,6 +88,14 @@ def main():
         check("threads", p.get("hits", 0) > 0, f"no hits: {p}")
         check("threads", p.get("peak_cached_bytes", 1 << 60) <= 16 * MiB, f"peak_cached_bytes {p.get('peak_cached_bytes')}")
         check("threads", rep["oom"]["count"] == 0, f"oom {rep['oom']}")
+    # 3b. The same with launches that take 100 us to queue their kernel (a busy driver). Before
+    #     the fix (2026-12-01) 10 runs of 10 handed a block out while a kernel still wrote it:
+    #     the launch hook marked the stream before the real call, so another thread's free
+    #     recorded its event ahead of the kernel, and the launching thread's free then shared
+    #     that fence. Twice, for the rarer interleavings (shim/pool.h).
+    for rnd in range(2):
+        run(f"threads/slow-launch #{rnd + 1}", ["threads", "8", "300"],
+            {"CUDASHIM_POOL": "1", "CUDASHIM_POOL_MAX_CACHED": "16MiB", "FAKECUDA_LAUNCH_DELAY_NS": "100000"})
 
     # 4. Cached blocks are given back when the cap or the driver refuses, and the
     #    allocation then succeeds: no out-of-memory is recorded.
