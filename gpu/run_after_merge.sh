@@ -11,7 +11,11 @@
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
 #   html/      `cudashim report --html` of the torch loop's reports (screenshot it on a CPU machine)
-# Budget: about 8 minutes (corpus 250 s, wheel 100 s, idle 130 s, the rest seconds).
+#   sampling/  bench/gpu_sampling_overhead.py: the default mode's NVML sampling on and off in
+#              alternating processes of one torch training loop, and its counted cost (issue 20:
+#              <= 0.5 % of the step); sampling.md is the table (commit it under bench/results/)
+# Budget: about 11 minutes (corpus 250 s, wheel 100 s, idle 130 s, sampling 160 s, the rest seconds):
+# past a 10-minute call, run the sampling step as a call of its own (STEPS=sampling).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/cudashim-after}
@@ -25,7 +29,7 @@ touch ".carry/gpu/wheel/$(basename "$WHL")"
 SITE=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-after.XXXXXX")
 python3 -m pip install --quiet --no-index --no-deps --disable-pip-version-check --target "$SITE" "$WHL" || exit 1
 CLI=$SITE/cudashim/bin/cudashim  # the CLI itself (bin/cudashim is the console script, which needs PYTHONPATH)
-STEPS=${STEPS:-wheel,corpus,idle,doctor,html}  # a subset: STEPS=idle,doctor
+STEPS=${STEPS:-wheel,corpus,idle,doctor,html,sampling}  # a subset: STEPS=idle,doctor
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
 say "installed $(basename "$WHL"): $("$CLI" --version)"
 
@@ -43,6 +47,7 @@ say "corpus: exit $?"
 grep -A3 '^## Totals' "$OUT/corpus/results.md" 2>/dev/null | tail -n 1
 fi
 
+if step idle; then
 say "== idle: gpu/realworld/idle_compare.py"
 mkdir -p "$OUT/idle"
 IDLE_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-idle.XXXXXX")  # the runs stay here: few files come back
@@ -51,7 +56,9 @@ say "idle_compare: exit $?"
 cp "$IDLE_RUNS/idle_compare.json" "$OUT/idle/" 2>/dev/null
 tar -C "$IDLE_RUNS" -czf "$OUT/idle/runs.tar.gz" .
 cat "$OUT/idle/table.md"
+fi
 
+if step doctor; then
 say "== doctor: the host's torch"
 mkdir -p "$OUT/doctor"
 SP=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
@@ -61,7 +68,9 @@ echo "exit $?" > "$OUT/doctor/exit.txt"
 "$CLI" doctor --verbose "$SP" > "$OUT/doctor/verbose.txt" 2>> "$OUT/doctor/stderr.txt"
 say "doctor $SP: $(cat "$OUT/doctor/exit.txt"), $(wc -l < "$OUT/doctor/text.txt") lines"
 head -n 25 "$OUT/doctor/text.txt"
+fi
 
+if step html; then
 say "== html: the torch loop's page"
 mkdir -p "$OUT/html"
 TORCH_RUN=$(ls -td /tmp/cudashim-gpu.*/reports/torch 2>/dev/null | head -n 1)
@@ -70,5 +79,14 @@ if [ -n "$TORCH_RUN" ]; then
   say "report --html: exit $?"
 else
   say "no torch run folder found under /tmp/cudashim-gpu.*"
+fi
+fi
+if step sampling; then
+  say "== sampling: bench/gpu_sampling_overhead.py (NVML sampling on and off, ABAB)"
+  mkdir -p "$OUT/sampling"
+  ROUNDS=${SAMPLING_ROUNDS:-6} timeout -k 5 240 python3 bench/gpu_sampling_overhead.py "$SITE/cudashim/lib/libcudashim.so" \
+    "$OUT/sampling" > "$OUT/sampling.log" 2>&1
+  say "gpu_sampling_overhead: exit $?"
+  cat "$OUT/sampling/sampling.md" 2>/dev/null || tail -n 20 "$OUT/sampling.log"
 fi
 say "== done: $OUT"
