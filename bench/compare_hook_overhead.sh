@@ -222,7 +222,7 @@ for side, f in (("base", "base"), ("new", "head")):
     for i in range(1, rounds + 1):
         txt = open(os.path.join(work, f"{f}-{i}.md")).read()
         met.append("".join("y" if m == "yes" else "n" for m in re.findall(r"\| (yes|\*\*no\*\*) \|$", txt, re.M)))
-    print(f"- {side}: " + " ".join(met) + " (launch, timed sync, alloc+free per process)")
+    print(f"- {side}: " + " ".join(met) + " (launch, timed sync, alloc+free, sync then launch per process)")
 
 PY
 mv "$OUT.tmp" "$OUT"

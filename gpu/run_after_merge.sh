@@ -13,7 +13,11 @@
 #   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
 #              library against this build's (.carry/gpu/siteoverhead/), CPython 3.12 (issue 19)
 #   html/      `cudashim report --html` of the torch loop's reports (screenshot it on a CPU machine)
-# Budget: about 8 minutes (corpus 250 s, wheel 100 s, idle 130 s, the rest seconds).
+#   sampling/  bench/gpu_sampling_overhead.py: the default mode's NVML sampling on and off in
+#              alternating processes of one torch training loop, and its counted cost (issue 20:
+#              <= 0.5 % of the step); sampling.md is the table (commit it under bench/results/)
+# Budget: about 11 minutes (corpus 250 s, wheel 100 s, idle 130 s, sampling 160 s, the rest seconds):
+# past a 10-minute call, run the sampling step as a call of its own (STEPS=sampling).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-/tmp/cudashim-after}
@@ -27,7 +31,7 @@ touch ".carry/gpu/wheel/$(basename "$WHL")"
 SITE=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-after.XXXXXX")
 python3 -m pip install --quiet --no-index --no-deps --disable-pip-version-check --target "$SITE" "$WHL" || exit 1
 CLI=$SITE/cudashim/bin/cudashim  # the CLI itself (bin/cudashim is the console script, which needs PYTHONPATH)
-STEPS=${STEPS:-wheel,corpus,idle,doctor,html}  # a subset: STEPS=idle,doctor
+STEPS=${STEPS:-wheel,corpus,idle,doctor,html,sampling}  # a subset: STEPS=idle,doctor
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
 say "installed $(basename "$WHL"): $("$CLI" --version)"
 
@@ -90,5 +94,13 @@ if [ -n "$TORCH_RUN" ]; then
 else
   say "no torch run folder found under /tmp/cudashim-gpu.*"
 fi
+fi
+if step sampling; then
+  say "== sampling: bench/gpu_sampling_overhead.py (NVML sampling on and off, ABAB)"
+  mkdir -p "$OUT/sampling"
+  ROUNDS=${SAMPLING_ROUNDS:-6} timeout -k 5 240 python3 bench/gpu_sampling_overhead.py "$SITE/cudashim/lib/libcudashim.so" \
+    "$OUT/sampling" > "$OUT/sampling.log" 2>&1
+  say "gpu_sampling_overhead: exit $?"
+  cat "$OUT/sampling/sampling.md" 2>/dev/null || tail -n 20 "$OUT/sampling.log"
 fi
 say "== done: $OUT"

@@ -28,6 +28,7 @@ struct SiteView {
 
 struct Agg {
   uint64_t count = 0, ticks = 0, steps = 0;
+  uint64_t idle_after_ticks = 0;  // GPU idle after its sites' drains (recorder::CallSite::idle_after_ticks)
   std::vector<SiteView> sites;
 };
 
@@ -97,6 +98,7 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<Fram
       }
       a->count += hits;
       a->ticks += ticks;
+      a->idle_after_ticks += s.idle_after_ticks.load(std::memory_order_relaxed);
       a->steps = std::max(a->steps, s.visits.load(std::memory_order_relaxed));
       a->sites.push_back({&s, ticks});
     };
@@ -144,6 +146,7 @@ void for_each_finding(F&& f) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
     FindingResult r{id, a.count, ticks_to_ns(a.ticks), {}, framework, finding_severity(id, framework), a.steps,
                     framework.empty() ? finding_info(id).fix : finding_info(FindingId::inside_framework).fix};
+    r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     f(std::move(r));
   };

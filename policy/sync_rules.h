@@ -69,6 +69,7 @@ struct FindingResult {
   Severity severity;      // finding_severity
   uint64_t steps;         // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
   const char* fix;        // the row's fix, or inside_framework's for a framework's sites
+  uint64_t gpu_idle_after_ns = 0;  // GPU idle from its sites' drains to the next submitted work (shim/drain_idle.h)
 };
 
 // Evaluates the rules over the call sites and counters now: the findings, sorted by

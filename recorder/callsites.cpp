@@ -184,6 +184,8 @@ void sites_reset() {
     s.cpu_samples = 0;
     s.cpu_ns_sampled = 0;
     s.wall_ticks_sampled = 0;
+    s.idle_after_ticks = 0;
+    s.idle_after_count = 0;
     s.visits = 0;
     s.last_activity = 0;
   }

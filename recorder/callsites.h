@@ -44,6 +44,10 @@ struct CallSite {
   std::atomic<uint64_t> cpu_samples;      // sampled blocking calls with thread CPU time read
   std::atomic<uint64_t> cpu_ns_sampled;   // thread CPU time inside those calls
   std::atomic<uint64_t> wall_ticks_sampled;  // wall ticks of those calls
+  // Sync-bound GPU idle (shim/drain_idle.h): from the return of a call here that drained the
+  // queue to the same thread's next submitted work (launch, copy, memset), and how many such gaps.
+  std::atomic<uint64_t> idle_after_ticks;
+  std::atomic<uint64_t> idle_after_count;
   std::atomic<int> captured;             // 0 no, 1 capturing, 2 done: the fields above and below
                                          // are readable once it is 2 (acquire)
   std::atomic<bool> classified;          // the observer judged it once (shim/sync_observer.cpp)
@@ -77,6 +81,12 @@ inline void site_hit(CallSite* site, uint64_t ticks, uint64_t bytes, uint64_t ac
   site->hits.fetch_add(1, std::memory_order_relaxed);
   if (ticks) site->ticks.fetch_add(ticks, std::memory_order_relaxed);
   if (bytes) site->bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+// Adds one gap of `ticks` between a drain at `site` and the next submitted work (shim/drain_idle.h).
+inline void site_idle_after(CallSite* site, uint64_t ticks) {
+  site->idle_after_ticks.fetch_add(ticks, std::memory_order_relaxed);
+  site->idle_after_count.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Visits every call site (for reports and findings).

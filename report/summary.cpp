@@ -22,10 +22,11 @@ std::string findings_summary_text(uint64_t wall_ns, bool* any_warning) {
       where = fmt::format("{} calls at {}", s.hits.load(std::memory_order_relaxed), policy::describe_site(s));
       if (f.sites.size() > 1) where += fmt::format(" (+{} more sites)", f.sites.size() - 1);
     }
-    const std::string per_step =
+    std::string per_step =
         f.steps ? fmt::format("  {} steps, {:.1f} calls and {:.3f} ms blocked per step", f.steps,
                               static_cast<double>(f.count) / f.steps, f.blocked_ns / 1e6 / f.steps)
                 : std::string();
+    if (f.steps && f.gpu_idle_after_ns) per_step += fmt::format(", GPU idle {:.3f} ms after", f.gpu_idle_after_ns / 1e6 / f.steps);
     out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall){}  {}\n", row.name, f.count,
                        f.blocked_ns / 1e6, wall_ns ? 100.0 * f.blocked_ns / wall_ns : 0.0, per_step, where);
   }

@@ -38,6 +38,7 @@
 #include "shim/library_watch.h"
 #include "shim/torch_counters.h"
 #include "shim/log.h"
+#include "shim/thread_flags.h"
 #include "shim/report_writer.h"
 #include "shim/sync_observer.h"
 #include "shim/terminate.h"
@@ -179,6 +180,7 @@ void after_fork_child() {
   if (g_first_use_pending.load(std::memory_order_relaxed)) g_first_use_taken.store(false, std::memory_order_relaxed);
   recorder::reset_all();
   recorder::sites_reset();
+  g_flags.drained_site = nullptr;  // a drain of the parent's, at a site of the table just emptied
   recorder::library_log_reset();
   policy::library_inventory_reset();
   termination_after_fork();

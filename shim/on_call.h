@@ -25,6 +25,7 @@
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/admission_scope.h"
+#include "shim/drain_idle.h"
 #include "shim/hook_abi.h"
 #include "shim/library_watch.h"
 #include "shim/oom_notice.h"
@@ -125,6 +126,8 @@ template <HookId kId, class Fn, class R, class Call, class Rec>
     if constexpr (kRow.timing == Timing::BLOCKING) facts.cpu0 = maybe_sample_cpu(scope);
     const uint64_t t0 = kTimed ? now_ticks() : 0;
     facts.t0 = t0;
+    // Submitted work ends the GPU idle after this thread's last drain (one TLS compare without one).
+    if constexpr (kRow.kind == RecKind::LAUNCH || kRow.kind == RecKind::COPY) end_drained_idle(t0);
 
     const R r = call(real);
 

@@ -10,6 +10,7 @@
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
 #include "recorder/events.h"
+#include "shim/drain_idle.h"
 #include "shim/log.h"
 #include "shim/resolve.h"
 
@@ -126,6 +127,9 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     slot.trace[n % rec::kTraceSize] = {f.t0, ticks, s, static_cast<uint16_t>(id)};
     slot.trace_next.store(n + 1, std::memory_order_release);
   }
+  // A drain starts the sync-bound idle that the thread's next submitted work ends (shim/drain_idle.h),
+  // from the wrapper's own clock read at the return.
+  if (drains_queue(info, f.dir)) note_drained(s, f.t0 + ticks);
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
   else if (inner_key != 0 && runtime_alloc_row(id))  // only a runtime allocation claims it (never a stale key)
     rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);

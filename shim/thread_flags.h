@@ -22,6 +22,9 @@ struct ThreadFlags {
                              // the thread's previous one: a site whose hits see it unchanged between them
                              // is hit in one burst, not across a loop (policy/sync_rules.h, in_steady_loop)
   uint64_t last_place;       // the place (Python user line, else native return address) of the thread's last hit
+  void* drained_site;        // the recorder::CallSite of this thread's last call that drained the queue, until
+                             // its next submitted work (shim/drain_idle.h); nullptr when none is pending
+  uint64_t drained_at;       // that call's return, in ticks (recorder/clock.h)
 };
 
 // initial-exec TLS, like the recorder's: one %fs-relative access, no __tls_get_addr.

@@ -58,7 +58,8 @@ inline constexpr const char* kPageScript = R"JS(
     tmax = Math.max(tmax, 1e-3); ymax = Math.max(ymax * 1.08, 1);
     var view = [0, tmax];
     var svg = el('svg', {id: 'memsvg', width: W, height: H + 22 * series.length + 10, role: 'img',
-                         'aria-label': 'device memory over time', 'data-ymax-mib': ymax.toFixed(1)}, box);
+                         'aria-label': 'device memory over time', 'data-ymax-mib': ymax.toFixed(1),
+                         'data-tmax': tmax.toFixed(3)}, box);
     var tip = document.getElementById('tip');
     var drag = null, sel = null;
     function X(t) { return L + (W - L - R) * (t - view[0]) / (view[1] - view[0]); }
@@ -111,6 +112,7 @@ inline constexpr const char* kPageScript = R"JS(
       sel = el('rect', {x: 0, y: T, width: 0, height: H - B - T, fill: '#1f77b4', opacity: 0.15, display: 'none'}, svg);
       el('rect', {x: L, y: T, width: W - L - R, height: H - B - T, fill: 'transparent', id: 'memhit'}, svg);
       svg.setAttribute('data-view', view[0].toFixed(3) + ',' + view[1].toFixed(3));
+      (window.cudashimOnView || []).forEach(function (f) { f(view); });  // charts on the same axis (html_gpu_health.cpp)
     }
     function timeOf(ev) {
       var r = svg.getBoundingClientRect(), x = ev.clientX - r.left;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/html_assets.h"
+#include "tools/html_gpu_health.h"
 #include "tools/input_files.h"
 #include "tools/text_units.h"
 
@@ -147,7 +148,8 @@ std::string crash_section(const std::vector<LoadedReport>& reports) {
 std::string findings_section(const Procs& procs) {
   std::string h = "<h2 id=\"findings\">Findings</h2><p class=\"muted\">Click a site for its stacks.</p>"
                   "<table id=\"findings-table\"><tr><th>process</th><th>severity</th><th>finding</th><th>site</th>"
-                  "<th>calls</th><th>blocked</th><th>fix</th></tr>";
+                  "<th>calls</th><th>blocked</th><th title=\"GPU idle from each drain to the thread's next launch\">GPU idle after"
+                  "</th><th>fix</th></tr>";
   double max_ms = 1e-9;
   for (const auto& [r, d] : procs)
     for (const Finding& f : d->findings)
@@ -165,12 +167,17 @@ std::string findings_section(const Procs& procs) {
       }
       for (const FindingSite& s : sites) {
         const double ms = s.blocked_ns / 1e6;
-        h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"><td>{}</td>"
+        // Beside the blocked time, the GPU idle its drains left (absent in older reports: a dash).
+        const std::string idle = s.gpu_idle_after_ns ? fmt::format("{:.2f} ms", *s.gpu_idle_after_ns / 1e6) : "&ndash;";
+        const std::string idle_attr =
+            s.gpu_idle_after_ns ? fmt::format(" data-idle-after-ms=\"{:.3f}\"", *s.gpu_idle_after_ns / 1e6) : "";
+        h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"{}><td>{}</td>"
                          "<td class=\"{}\">{}</td><td>{}</td><td>{}{}</td><td class=\"num\">{}</td>"
-                         "<td class=\"num\"><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.2f} ms</td><td>{}</td></tr>",
-                         d->pid, esc(f.id), ms, esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id),
+                         "<td class=\"num\"><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.2f} ms</td>"
+                         "<td class=\"num\">{}</td><td>{}</td></tr>",
+                         d->pid, esc(f.id), ms, idle_attr, esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id),
                          esc(s.text()), s.api.empty() ? "" : " <span class=\"muted\">(" + esc(s.api) + ")</span>", s.count,
-                         std::max(1.0, 120 * ms / max_ms), ms, esc(f.fix));
+                         std::max(1.0, 120 * ms / max_ms), ms, idle, esc(f.fix));
         std::string stacks;
         if (!s.python.empty()) {
           stacks += "Python, innermost first:\n";
@@ -180,20 +187,20 @@ std::string findings_section(const Procs& procs) {
           stacks += "native, innermost first:\n";
           for (const std::string& n : s.native_source) stacks += "  " + esc(n) + "\n";
         }
-        h += fmt::format("<tr class=\"stacks\" hidden><td colspan=\"7\">{}</td></tr>",
+        h += fmt::format("<tr class=\"stacks\" hidden><td colspan=\"8\">{}</td></tr>",
                          stacks.empty() ? "no stack was recorded for this site" : stacks);
         ++rows;
       }
     }
     for (const Finding& f : d->library_findings) {
       h += fmt::format("<tr class=\"library-finding\" data-pid=\"{}\" data-finding=\"{}\"><td>{}</td><td class=\"{}\">{}"
-                       "</td><td>{}</td><td colspan=\"3\">{}</td><td>{}</td></tr>",
+                       "</td><td>{}</td><td colspan=\"4\">{}</td><td>{}</td></tr>",
                        d->pid, esc(f.id), esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id), esc(f.message),
                        esc(f.fix));
       ++rows;
     }
   }
-  if (rows == 0) h += "<tr><td colspan=\"7\">No finding.</td></tr>";
+  if (rows == 0) h += "<tr><td colspan=\"8\">No finding.</td></tr>";
   return h + "</table>";
 }
 
@@ -382,7 +389,11 @@ std::string render_html(const std::vector<LoadedReport>& reports, std::vector<st
     if (const auto* p = std::get_if<ProcessReport>(&r.what)) procs.emplace_back(&r, p);
     if (std::holds_alternative<CrashRecord>(r.what)) ++crashes;
   }
-  nlohmann::json data = {{"memory", memory_data(procs, problems)}};
+  std::vector<HealthSource> health_sources;
+  for (const auto& [r, d] : procs)
+    health_sources.push_back({label_of(*d), std::filesystem::path(r->path).replace_extension(".ndjson").string()});
+  const GpuHealthPart health = gpu_health_part(health_sources);
+  nlohmann::json data = {{"memory", memory_data(procs, problems)}, {"gpu_health", health.data}};
   std::string json = data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   // Inside <script>, "</" could end the element: JSON allows the slash escaped.
   for (size_t at = 0; (at = json.find("</", at)) != std::string::npos; at += 3) json.replace(at, 2, "<\\/");
@@ -405,12 +416,13 @@ std::string render_html(const std::vector<LoadedReport>& reports, std::vector<st
          "is not seen, so the report's true peak is drawn as a dashed line, with the sampling window it was reached in. "
          "Hover for values; drag to zoom the time axis; double-click to reset.</p>"
          "<button id=\"memreset\">Reset zoom</button><div id=\"memchart\"></div>";
+  h += health.html;
   h += leaks_section(procs);
   h += libraries_section(procs);
   h += policy_section(procs);
   h += ranks_section(procs);
   h += "<div id=\"tip\"></div><script type=\"application/json\" id=\"cudashim-data\">" + json + "</script>";
-  h += fmt::format("<script>{}</script></body></html>\n", kPageScript);
+  h += fmt::format("<script>{}</script><script>{}</script></body></html>\n", kPageScript, health.script);
   return h;
 }
 

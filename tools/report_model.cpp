@@ -27,6 +27,7 @@ FindingSite read_site(const Node& n) {
   for (const Node& py : n.elements("python")) s.python.push_back(py.raw().is_string() ? py.raw().get<std::string>() : "?");
   s.count = n.get<uint64_t>("count");
   s.blocked_ns = n.get<uint64_t>("blocked_ns");
+  s.gpu_idle_after_ns = n.get_optional<uint64_t>("gpu_idle_after_ns");
   if (const Node wf = n["where_frame"]; !wf.is_null()) s.where_frame = read_frame(wf);
   if (!n["frames"].is_null()) {
     s.frames.emplace();
@@ -44,6 +45,9 @@ Finding read_finding(const Node& n) {
   f.message = n.get<std::string>("message");
   f.count = n.get<uint64_t>("count");
   f.blocked_ns = n.get<uint64_t>("blocked_ns");
+  f.steps = n.get<uint64_t>("steps");
+  f.blocked_per_step_ns = n.get<uint64_t>("blocked_per_step_ns");
+  f.gpu_idle_after_per_step_ns = n.get_optional<uint64_t>("gpu_idle_after_per_step_ns");
   for (const Node& s : n.elements("sites")) f.sites.push_back(read_site(s));
   return f;
 }
@@ -237,6 +241,16 @@ StreamEvent read_stream_event(Fields& fields) {
   if (e.type == "snapshot" || e.type == "exit")
     e.counters = StreamCounters{ev.get<uint64_t>("t_ns"), ev.get<uint64_t>("calls"), ev.get<uint64_t>("errors"),
                                 ev.get<uint64_t>("blocked_ns"), read_devices(ev)};
+  if (e.type == "gpu_health")
+    e.health = GpuHealthPoint{ev.get<uint64_t>("t_ns"),
+                              ev.get<int64_t>("device"),
+                              ev.get_optional<uint64_t>("sm_mhz"),
+                              ev.get_optional<uint64_t>("mem_mhz"),
+                              ev.get_optional<uint64_t>("clock_event_reasons"),
+                              ev.get_optional<uint64_t>("temp_c"),
+                              ev.get_optional<uint64_t>("power_mw"),
+                              ev.get_optional<uint64_t>("power_limit_mw"),
+                              ev.get_optional<uint64_t>("mem_used_bytes")};
   return e;
 }
 

@@ -29,6 +29,7 @@ struct FindingSite {
   std::optional<RecordedFrame> where_frame;      // when recorded as an object
   std::optional<std::vector<std::optional<RecordedFrame>>> frames;  // when recorded; null frames stay null
   uint64_t count = 0, blocked_ns = 0;
+  std::optional<uint64_t> gpu_idle_after_ns;     // GPU idle after its drains (absent in older reports)
   std::vector<std::string> python;               // the Python stack at the first hit, innermost first
   std::optional<std::string> where_source;       // the resolved text of where_frame (report_reader.cpp)
   std::vector<std::string> native_source;        // each of frames resolved (report_reader.cpp)
@@ -39,6 +40,8 @@ struct FindingSite {
 struct Finding {
   std::string id, severity, fix, message;  // message: library findings
   uint64_t count = 0, blocked_ns = 0;
+  uint64_t steps = 0, blocked_per_step_ns = 0;
+  std::optional<uint64_t> gpu_idle_after_per_step_ns;  // beside blocked_per_step_ns (absent in older reports)
   std::vector<FindingSite> sites;
 };
 
@@ -243,8 +246,16 @@ inline constexpr size_t kMaxStreamFindings = 1000;
 // fields.problem() after it. pre: `fields` reads `doc`.
 ProcessReport read_process_report(Fields& fields);
 CrashRecord read_crash_record(Fields& fields);
+// A gpu_health line of an event stream (docs/outputs.md): one device's health at t_ns, each
+// field absent when NVML did not answer it.
+struct GpuHealthPoint {
+  uint64_t t_ns = 0;
+  int64_t device = 0;
+  std::optional<uint64_t> sm_mhz, mem_mhz, clock_event_reasons, temp_c, power_mw, power_limit_mw, mem_used_bytes;
+};
+
 // One line of an event stream: its type (""), t_ns and, for snapshot and exit lines,
-// the counters.
+// the counters; for gpu_health lines, the health.
 struct StreamEvent {
   std::string type;
   std::optional<uint64_t> t_ns;
@@ -252,6 +263,7 @@ struct StreamEvent {
   std::string id;         // finding
   std::string signal;     // signal: its name
   std::optional<StreamCounters> counters;  // snapshot, exit
+  std::optional<GpuHealthPoint> health;    // gpu_health
 };
 StreamEvent read_stream_event(Fields& fields);
 

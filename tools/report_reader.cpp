@@ -388,7 +388,7 @@ std::string pool_text(const PoolStats& p) {
 }  // namespace
 
 std::string read_stream(const std::string& path, StreamSummary& s, nlohmann::json* doc,
-                        std::vector<StreamCounters>* samples) {
+                        std::vector<StreamCounters>* samples, std::vector<GpuHealthPoint>* health) {
   s = StreamSummary{};
   nlohmann::json last_counters, signal;
   std::string problem;
@@ -465,6 +465,7 @@ std::string read_stream(const std::string& path, StreamSummary& s, nlohmann::jso
       if (samples) samples->push_back(*e.counters);
       if (doc) last_counters = std::move(*ev);
     }
+    if (health && e.health) health->push_back(*e.health);
     if (e.type == "exit") s.ended = true;
     else if (e.type == "finding") {
       if (s.findings.size() < kMaxStreamFindings) s.findings.push_back(current_finding_id(e.id));
@@ -599,10 +600,18 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
                          calls_of[blocked[i].second]);
     // Every site of each finding: the second one is as much the job's to fix as the first.
+    // Beside the blocked time, the GPU idle the sync left each step until the next launch
+    // (reports since gpu_idle_after_per_step_ns; nothing for older ones or a site that never drains).
+    auto idle_of = [](const Finding& f) {
+      return f.gpu_idle_after_per_step_ns && f.steps
+                 ? fmt::format("  ({} blocked + {} GPU idle after, per step)", human_ns(f.blocked_per_step_ns),
+                               human_ns(*f.gpu_idle_after_per_step_ns))
+                 : std::string();
+    };
     for (const Finding& f : d.findings) {
-      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}\n", f.severity == "info" ? "" : yellow, t(f.id),
+      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
                          reset, f.count, human_ns(f.blocked_ns),
-                         f.sites.empty() ? std::string("(process-wide)") : t(f.sites[0].text()));
+                         f.sites.empty() ? std::string("(process-wide)") : t(f.sites[0].text()), idle_of(f));
       for (size_t i = 1; i < f.sites.size(); ++i)
         out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}\n", "", f.sites[i].count,
                            human_ns(f.sites[i].blocked_ns), t(f.sites[i].text()));

@@ -30,11 +30,12 @@ std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, st
 
 // Reads the event stream at `path`: its summary as load_reports shows it, the
 // cudashim.stream-summary/1 document --json prints into `doc`, and each snapshot and exit
-// line's counters into `samples` (each when given). Returns "" when every line was read,
+// line's counters into `samples`, each gpu_health line into `health` (each when given).
+// Returns "" when every line was read,
 // else the one problem with the file (the lines before it are in the summary); a last
 // line cut short, as a process killed while writing leaves it, is no problem, only `cut`.
 std::string read_stream(const std::string& path, StreamSummary& summary, nlohmann::json* doc,
-                        std::vector<StreamCounters>* samples);
+                        std::vector<StreamCounters>* samples, std::vector<GpuHealthPoint>* health = nullptr);
 
 // Returns the human summary of `reports`: one block per process, findings first (the
 // job's, then its libraries').

@@ -40,6 +40,8 @@ void write_site(JsonWriter& w, const policy::FindingSite& fs) {
   w.member("count", s.hits.load(std::memory_order_relaxed));
   w.member("steps", s.visits.load(std::memory_order_relaxed));
   w.member("blocked_ns", ticks_to_ns(fs.ticks));
+  w.member("gpu_idle_after_ns", ticks_to_ns(s.idle_after_ticks.load(std::memory_order_relaxed)));
+  w.member("gpu_idle_after_count", s.idle_after_count.load(std::memory_order_relaxed));
   const std::string framework = policy::site_framework(s);
   if (framework.empty()) w.key("framework"), w.null(); else w.member("framework", framework);
   w.key("python");
@@ -80,6 +82,10 @@ void write_findings(JsonWriter& w, const ReportContext& c) {
     w.member("steps", f.steps);
     w.member("calls_per_step", JsonFixed{f.steps ? static_cast<double>(f.count) / f.steps : 0.0, 2});
     w.member("blocked_per_step_ns", f.steps ? f.blocked_ns / f.steps : 0);
+    // The GPU idle its drains left until the thread's next work (shim/drain_idle.h): what the sync
+    // costs beyond its blocked time, the overlap it stopped.
+    w.member("gpu_idle_after_ns", f.gpu_idle_after_ns);
+    w.member("gpu_idle_after_per_step_ns", f.steps ? f.gpu_idle_after_ns / f.steps : 0);
     w.member("share_of_wall", JsonFixed{c.wall_ns ? static_cast<double>(f.blocked_ns) / c.wall_ns : 0.0, 4});
     w.member("fix", f.fix);
     w.key("sites");

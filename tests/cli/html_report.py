@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""html_report.py CLI SHIM FAKECUDA_DIR PROG FIXTURE_DIR: `cudashim report --html` rendered in
+"""html_report.py CLI SHIM FAKECUDA_DIR PROG FIXTURE_DIR GPU_TIME_PROG: `cudashim report --html` rendered in
 headless Chromium, after its script ran (--dump-dom), checked element by element against
 the reports it was made from, and a screenshot checked for its size and for content.
 
 The page is made from two ranks' runs of PROG (explicit_sync: findings with sites, memory
 over time from their event streams), the saved CUDASHIM_MEM_CAP=10MiB run of
 tests/cli/summary_fixture (out-of-memory events, leaks by site, libraries with reasons, the
-policy) and its SIGSEGV flight record with a backtrace. Checked (issue 21): what ran (the
+policy) and its SIGSEGV flight record with a backtrace, and a 3.5 s run of GPU_TIME_PROG
+(tests/progs/gpu_time.cpp) whose sampler read the NVML double under a power cap (sw_power_cap):
+its stream's gpu_health lines. Checked (issue 21): what ran (the
 command line of each process); every site of every finding, each row naming its process;
 the memory chart as a step chart (one path per process and device, only horizontal and
 vertical moves) whose axis reaches the report's true peak, drawn as a line with that figure;
 a time axis that zooms (page.html#zoom=A,B); the out-of-memory counts; the backtrace; the
-place kept for the GPU-time diagnosis; no network reference; no console error. The
-screenshot is left in $CUDASHIM_HTML_SHOT when set."""
+GPU-time diagnosis of the sampled run; the GPU's health over time (issue 20): a line per
+health panel carrying the stream's values (SM clock, power against its limit, temperature,
+memory used), the throttled samples marked with their reason, on the memory chart's time axis
+(its zoom moves both); no network reference; no console error. The screenshot is left in
+$CUDASHIM_HTML_SHOT when set."""
 import html as htmllib
 import json
 import os
@@ -24,7 +29,7 @@ import sys
 import tempfile
 import zlib
 
-cli, shim, fake, prog, fixture = sys.argv[1:6]
+cli, shim, fake, prog, fixture, gpu_prog = sys.argv[1:7]
 chromium = shutil.which("chromium") or shutil.which("chromium-browser")
 if not chromium:
     print("skipped: chromium is not installed (scripts/setup.sh --tests installs it)")
@@ -77,6 +82,15 @@ with tempfile.TemporaryDirectory() as out:
                    FAKECUDA_SYNC_DELAY_US=str(200 + 300 * rank), CUDASHIM_LOG_LEVEL="error")
         subprocess.run([cli, "run", "--quiet", "--out", out, "--", prog, "explicit_sync"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
+    # The GPU's health over time: the NVML double's scripted device (SM 1980 MHz, 300 W of a 700 W limit)
+    # held down by a power cap, sampled about once a second for 3.5 s.
+    env = dict(os.environ, LD_LIBRARY_PATH=fake, CUDASHIM_LIB=shim, CUDASHIM_LOG_LEVEL="error",
+               FAKENVML_UTIL_PCT="95", FAKENVML_CLOCK_EVENT_REASONS="0x4", GPU_TIME_SECONDS="3.5")
+    before = set(os.listdir(out))  # the ranks' streams have a health line or two of their own
+    subprocess.run([cli, "run", "--quiet", "--out", out, "--", gpu_prog, "host_bound"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    health = [json.loads(l) for f in sorted(set(os.listdir(out)) - before) if f.endswith(".ndjson")
+              for l in open(os.path.join(out, f)) if '"gpu_health"' in l]
     for f in ("cudashim-vm-12529.json", "cudashim-vm-12529.ndjson", "cudashim-vm-12600-crash.json"):
         shutil.copy(os.path.join(fixture, "saved-" + f), os.path.join(out, f))
         os.chmod(os.path.join(out, f), 0o600)
@@ -107,12 +121,21 @@ with tempfile.TemporaryDirectory() as out:
     pids = {str(r["process"]["pid"]) for r in reports}
     if len(site_rows) != want_sites or not set(site_rows) <= pids or want_sites == 0:
         errors.append(f"{len(site_rows)} finding-site rows (pids {set(site_rows)}), expected {want_sites} from {pids}")
+    # Beside each site's blocked time, the GPU idle its drains left (reports that carry it), in the page and
+    # in the text summary.
+    want_idle = sorted(round(s["gpu_idle_after_ns"] / 1e6, 3) for r in reports for f in r["findings"] for s in f["sites"]
+                       if "gpu_idle_after_ns" in s)
+    got_idle = sorted(float(v) for v in re.findall(r'<tr class="site"[^>]*data-idle-after-ms="([0-9.]+)"', dom))
+    if not want_idle or got_idle != want_idle:
+        errors.append(f"GPU idle after per site: page {got_idle}, reports {want_idle}")
+    if "GPU idle after, per step" not in p.stdout:
+        errors.append(f"the text summary shows no GPU idle per step: {p.stdout[-600:]}")
     # The memory chart: steps, true peaks, an axis that reaches them.
     steps = re.findall(r'<path d="([^"]*)"[^>]*class="step"', dom)
     peaks = sorted(float(v) for v in re.findall(r'class="peak" data-peak-mib="([0-9.]+)"', dom))
     want_peaks = sorted(round(d_["peak_bytes"] / 1048576, 1) for r in reports for d_ in r["memory"]["devices"])
-    if len(steps) != 3 or any(re.search(r"[LCQA]", s_) for s_ in steps):
-        errors.append(f"expected 3 step paths (M/H/V only), got {steps[:3]}")
+    if len(steps) != 4 or any(re.search(r"[LCQA]", s_) for s_ in steps):
+        errors.append(f"expected 4 step paths (M/H/V only), got {steps[:4]}")
     if peaks != want_peaks:
         errors.append(f"peak lines {peaks}, the reports' peaks are {want_peaks}")
     ymax = re.search(r'id="memsvg"[^>]*data-ymax-mib="([0-9.]+)"', dom)
@@ -122,6 +145,8 @@ with tempfile.TemporaryDirectory() as out:
     z = browser(["--dump-dom", "file://" + page + "#zoom=0.001,0.004"]).stdout
     if 'data-view="0.001,0.004"' not in z:
         errors.append(f"zoom: {re.findall(r'data-view=.[0-9.,]+.', z)}")
+    if not re.search(r'id="healthsvg"[^>]*data-view="0.001,0.004"', z):
+        errors.append(f"zoom: the health chart is not on the memory chart's zoomed axis: {re.findall(r'data-view=.[0-9.,]+.', z)}")
     # Out of memory, the crash, the libraries, the place for GPU time.
     if not re.search(r'class="oom" data-pid="12529" data-count="5" data-denied="5"', dom):
         errors.append("no out-of-memory counts of the capped run")
@@ -129,8 +154,33 @@ with tempfile.TemporaryDirectory() as out:
         errors.append("no crash with its backtrace")
     if "in LD_LIBRARY_PATH" not in dom or 'id="libraries-table"' not in dom:
         errors.append("no library inventory with its reasons")
-    if 'id="gpu-time-none"' not in dom:
-        errors.append("no place kept for the GPU-time diagnosis")
+    if 'id="gpu-time-table"' not in dom:
+        errors.append("no GPU-time diagnosis of the sampled run")
+    # The GPU's health over time, drawn from the stream's gpu_health lines.
+    if len(health) < 2:
+        errors.append(f"the sampled run's stream has {len(health)} gpu_health lines, expected 2 or more")
+    data = re.search(r'<script type="application/json" id="cudashim-data">(.*?)</script>', dom, re.S)
+    series = json.loads(data.group(1).replace("<\\/", "</"))["gpu_health"] if data else []
+    sampled = [s for s in series if "(gpu_time)" in s["label"]]
+    if len(sampled) != 1 or len(sampled[0]["t"]) != len(health):
+        errors.append(f"health series {[(s['label'], len(s['t'])) for s in series]}, the stream has {len(health)} lines")
+    else:
+        s = sampled[0]
+        want = {"sm_mhz": [h["sm_mhz"] for h in health], "power_w": [h["power_mw"] / 1000 for h in health],
+                "limit_w": [h["power_limit_mw"] / 1000 for h in health], "temp_c": [h["temp_c"] for h in health],
+                "mem_used_gib": [h["mem_used_bytes"] / 2**30 for h in health]}
+        for k, v in want.items():
+            if [round(x, 6) for x in s[k]] != [round(x, 6) for x in v]:
+                errors.append(f"health {k}: page {s[k][:3]}, stream {v[:3]}")
+        if s["sm_mhz"][0] != 1980 or s["limit_w"][0] != 700:
+            errors.append(f"health: SM {s['sm_mhz'][0]} MHz, limit {s['limit_w'][0]} W; the double gives 1980 and 700")
+    keys = set(re.findall(r'<path d="M[^"]*"[^>]*class="health-line" data-key="(\w+)"', dom))
+    if keys != {"sm_mhz", "mem_mhz", "power_w", "limit_w", "temp_c", "mem_used_gib"}:
+        errors.append(f"health lines drawn: {sorted(keys)}")
+    throttled = re.findall(r'class="throttle" data-reasons="([^"]*)"', dom)
+    if len(throttled) != len(health) or set(throttled) != {"sw_power_cap"}:
+        errors.append(f"throttle marks {throttled[:3]} ({len(throttled)}), expected one sw_power_cap per sample "
+                      f"of the capped run ({len(health)}), none for the ranks'")
     # The screenshot: the window's size, and content (not one colour).
     shot = os.environ.get("CUDASHIM_HTML_SHOT") or os.path.join(out, "shot.png")
     c = browser([f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={shot}", "file://" + page])
