@@ -8,6 +8,9 @@
 #   corpus/    gpu/realworld/run.sh: the real-framework corpus, precision and recall (issue 19)
 #   idle/      gpu/realworld/idle_compare.py: NVML idle share against torch.profiler's, per
 #              loop, sampling on and off (issue 20)
+#   managed/   gpu/realworld/managed_paging.py: a managed buffer paged by CPU and GPU in turn, and a
+#              prefetched control, under the shim: estimated bytes each way, the finding or its
+#              absence (issue 20 item 4; table.md)
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
 #   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
@@ -16,7 +19,8 @@
 #   sampling/  bench/gpu_sampling_overhead.py: the default mode's NVML sampling on and off in
 #              alternating processes of one torch training loop, and its counted cost (issue 20:
 #              <= 0.5 % of the step); sampling.md is the table (commit it under bench/results/)
-# Budget: about 11 minutes (corpus 250 s, wheel 100 s, idle 130 s, sampling 160 s, the rest seconds):
+# Budget: about 11.5 minutes (corpus 250 s, wheel 100 s, idle 130 s, sampling 160 s, managed 30 s, the rest
+# seconds):
 # past a 10-minute call, run the sampling step as a call of its own (STEPS=sampling).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -31,7 +35,7 @@ touch ".carry/gpu/wheel/$(basename "$WHL")"
 SITE=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-after.XXXXXX")
 python3 -m pip install --quiet --no-index --no-deps --disable-pip-version-check --target "$SITE" "$WHL" || exit 1
 CLI=$SITE/cudashim/bin/cudashim  # the CLI itself (bin/cudashim is the console script, which needs PYTHONPATH)
-STEPS=${STEPS:-wheel,corpus,idle,doctor,html,sampling}  # a subset: STEPS=idle,doctor
+STEPS=${STEPS:-wheel,corpus,idle,managed,doctor,html,sampling}  # a subset: STEPS=idle,doctor
 step() { [[ ",$STEPS," == *",$1,"* ]]; }
 say "installed $(basename "$WHL"): $("$CLI" --version)"
 
@@ -58,6 +62,16 @@ say "idle_compare: exit $?"
 cp "$IDLE_RUNS/idle_compare.json" "$OUT/idle/" 2>/dev/null
 tar -C "$IDLE_RUNS" -czf "$OUT/idle/runs.tar.gz" .
 cat "$OUT/idle/table.md"
+fi
+
+if step managed; then
+  say "== managed: gpu/realworld/managed_paging.py"
+  mkdir -p "$OUT/managed"
+  MANAGED_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-managed.XXXXXX")
+  timeout -k 5 150 python3 gpu/realworld/managed_paging.py "$CLI" "$MANAGED_RUNS" --seconds 8 > "$OUT/managed/table.md" 2>&1
+  say "managed_paging: exit $?"
+  cp "$MANAGED_RUNS/managed_paging.json" "$OUT/managed/" 2>/dev/null
+  cat "$OUT/managed/table.md"
 fi
 
 if step doctor; then

@@ -27,6 +27,7 @@ struct Published {
 Published<GpuHealthSample, 3600 * 4> g_health;
 Published<GpuUtilSample, 6 * 3600 * 12> g_util;
 Published<GpuEventRecord, 256> g_events;
+Published<GpuPcieSample, 3600 * 4> g_pcie;  // an hour at one a second for four devices
 std::atomic<uint64_t> g_dropped{0};
 std::atomic<int> g_mode{0};
 GpuSamplerState g_state;  // written before g_mode is published
@@ -69,6 +70,10 @@ void gpu_record_event(const GpuEventRecord& e) {
   if (!g_events.push(e)) g_dropped.fetch_add(1, std::memory_order_relaxed);
 }
 
+void gpu_record_pcie(const GpuPcieSample& s) {
+  if (!g_pcie.push(s)) g_dropped.fetch_add(1, std::memory_order_relaxed);
+}
+
 GpuSamplerState gpu_state() {
   if (g_mode.load(std::memory_order_acquire) == GpuSamplerState::kNotStarted) return {};
   return g_state;
@@ -76,6 +81,7 @@ GpuSamplerState gpu_state() {
 std::vector<GpuHealthSample> gpu_health_samples() { return g_health.copy(); }
 std::vector<GpuUtilSample> gpu_util_samples() { return g_util.copy(); }
 std::vector<GpuEventRecord> gpu_events() { return g_events.copy(); }
+std::vector<GpuPcieSample> gpu_pcie_samples() { return g_pcie.copy(); }
 uint64_t gpu_dropped_samples() { return g_dropped.load(std::memory_order_relaxed); }
 
 void gpu_flight_json(char* buf, size_t& n, size_t cap) {
@@ -132,6 +138,7 @@ void gpu_samples_reset() {
   g_health.n.store(0);
   g_util.n.store(0);
   g_events.n.store(0);
+  g_pcie.n.store(0);
   g_dropped.store(0);
   for (auto& l : g_last) l.store(0);
   g_mode.store(0);

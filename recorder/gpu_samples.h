@@ -48,6 +48,25 @@ struct GpuEventRecord {
   uint64_t data;  // the Xid number
 };
 
+// One PCIe throughput reading of a device while managed memory was live on it
+// (nvmlDeviceGetPcieThroughput: KB/s, measured by NVML over about 20 ms at the call), with the
+// managed allocations live then by call site (docs/managed-memory.md). A reading stands for the
+// whole interval since the device's previous tick: an estimate, not a count.
+inline constexpr int kPcieSampleSites = 4;
+struct GpuPcieSample {
+  uint64_t t_ns;
+  uint64_t interval_ns;         // the time this reading stands for
+  int device;                   // the CUDA ordinal
+  uint32_t tx_kbps, rx_kbps;    // TX: sent by the GPU (device to host); RX: received (host to device)
+  uint64_t managed_live_bytes;  // live managed bytes on the device (recorder/ledger.h)
+  struct Site {
+    const void* site;  // recorder/callsites.h, opaque here; nullptr when call sites are off
+    uint64_t bytes;    // its live managed bytes
+  } sites[kPcieSampleSites];    // the largest first; filled only when there was traffic
+  uint32_t nsites;
+  uint64_t other_sites_bytes;   // live managed bytes of the sites beyond kPcieSampleSites
+};
+
 // What the sampler found at start (report "gpu_time.sampling").
 struct GpuSamplerState {
   enum Mode : int { kNotStarted = 0, kOff, kNoNvml, kSampling } mode = kNotStarted;
@@ -61,12 +80,14 @@ void gpu_set_state(const GpuSamplerState& s);
 void gpu_record_health(const GpuHealthSample& s);
 void gpu_record_util(const GpuUtilSample& s);
 void gpu_record_event(const GpuEventRecord& e);
+void gpu_record_pcie(const GpuPcieSample& s);
 
 // Readers: copies of what was published.
 GpuSamplerState gpu_state();
 std::vector<GpuHealthSample> gpu_health_samples();
 std::vector<GpuUtilSample> gpu_util_samples();
 std::vector<GpuEventRecord> gpu_events();
+std::vector<GpuPcieSample> gpu_pcie_samples();
 uint64_t gpu_dropped_samples();
 
 // Writes `, "gpu": {"last_health": [...], "events": [...]}` into buf[n..cap) for the crash

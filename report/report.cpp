@@ -41,6 +41,7 @@ constexpr Section kSections[] = {
     {"modules", write_modules},
     {"interposition", write_interposition},
     {"gpu_time", write_gpu_time},
+    {"managed_memory", write_managed_memory},
 };
 
 }  // namespace

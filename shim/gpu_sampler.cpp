@@ -9,6 +9,7 @@
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
 #include "recorder/gpu_samples.h"
+#include "shim/managed_pcie.h"
 #include "shim/nvml_hooks.h"
 #include "shim/real_dl.h"
 #include "shim/thread_flags.h"
@@ -210,6 +211,7 @@ void gpu_sampler_tick() {
   if (g_pid != getpid()) {
     g_pid = getpid();
     recorder::gpu_samples_reset();
+    managed_pcie_reset();
     since_ns = monotonic_ns();
     start();
   }
@@ -223,6 +225,7 @@ void gpu_sampler_tick() {
     if (d.ordinal < 0) continue;
     read_utilization(d, offset, since_ns);
     read_health(d);
+    managed_pcie_tick(g_api, d.handle, d.ordinal);  // only while managed memory is live there
   }
   read_events();
 }

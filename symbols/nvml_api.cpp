@@ -30,6 +30,7 @@ const char* nvml_bind(NvmlApi& api, void* (*lookup)(void* ctx, const char* name)
   get(api.event_set_create, "nvmlEventSetCreate");
   get(api.register_events, "nvmlDeviceRegisterEvents");
   get(api.event_wait, "nvmlEventSetWait_v2");
+  get(api.pcie_throughput, "nvmlDeviceGetPcieThroughput");
   return nullptr;
 }
 

@@ -50,6 +50,8 @@ inline constexpr int kNvmlSuccess = 0, kNvmlNotSupported = 3, kNvmlNotFound = 6,
 inline constexpr int kNvmlClockSm = 1, kNvmlClockMem = 2, kNvmlTemperatureGpu = 0;
 inline constexpr int kNvmlGpuUtilizationSamples = 1;
 inline constexpr int kNvmlValueUnsignedInt = 1, kNvmlValueUnsignedLong = 2, kNvmlValueUnsignedLongLong = 3;
+// nvmlPcieUtilCounter_t: TX is what the GPU sent (device to host), RX what it received.
+inline constexpr int kNvmlPcieUtilTxBytes = 0, kNvmlPcieUtilRxBytes = 1;
 // nvmlEventType*: the two the sampler registers.
 inline constexpr unsigned long long kNvmlEventDoubleBitEcc = 0x2, kNvmlEventXidCritical = 0x8;
 // nvmlClocksEventReason* (formerly nvmlClocksThrottleReason*): why the clocks are below their maximum.
@@ -83,6 +85,7 @@ struct NvmlApi {
   int (*event_set_create)(NvmlEventSet*);                  // nvmlEventSetCreate
   int (*register_events)(NvmlDevice, unsigned long long, NvmlEventSet);  // nvmlDeviceRegisterEvents
   int (*event_wait)(NvmlEventSet, NvmlEventData*, unsigned int);         // nvmlEventSetWait_v2 (timeout ms)
+  int (*pcie_throughput)(NvmlDevice, int, unsigned int*);  // nvmlDeviceGetPcieThroughput (KB/s over ~20 ms)
 };
 
 // Fills `api` from `lookup(name)` (the real dlsym on the caller's handle). Returns the name

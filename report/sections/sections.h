@@ -43,5 +43,6 @@ void write_library_findings(JsonWriter& w, const ReportContext& c);
 void write_modules(JsonWriter& w, const ReportContext& c);
 void write_interposition(JsonWriter& w, const ReportContext& c);
 void write_gpu_time(JsonWriter& w, const ReportContext& c);
+void write_managed_memory(JsonWriter& w, const ReportContext& c);
 
 }  // namespace cudashim::report

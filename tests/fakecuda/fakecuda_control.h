@@ -54,7 +54,8 @@ uint64_t fakecuda_pending_write_ns(uint64_t p);
 /* ---- the NVML double (libnvidia-ml.so.1 in the same folder; resolve these with dlsym on it).
  * Environment read when it loads: FAKENVML_UTIL_PCT (device utilization, default 0),
  * FAKENVML_PROCESS_PCT (this process's share, default the same), FAKENVML_CLOCK_EVENT_REASONS
- * (nvmlClocksEventReason bits, default 0), FAKENVML_SAMPLE_US (sample period, default 166667).
+ * (nvmlClocksEventReason bits, default 0), FAKENVML_SAMPLE_US (sample period, default 166667),
+ * FAKENVML_PCIE_TX_KBPS and FAKENVML_PCIE_RX_KBPS (PCIe throughput, KB/s, default 0).
  * Utilization samples are stamped once per period since load; each reports the state in effect
  * at its stamp. */
 
@@ -65,18 +66,23 @@ void fakenvml_set_utilization(unsigned device, unsigned gpu_pct, unsigned proces
 /* From now on the device's SM and memory clocks and its clock-event (throttle) reasons. */
 void fakenvml_set_clocks(unsigned device, unsigned sm_mhz, unsigned mem_mhz, unsigned long long reasons);
 
+/* From now on nvmlDeviceGetPcieThroughput answers `tx_kbps` (TX, device to host) and `rx_kbps` (RX). */
+void fakenvml_set_pcie(unsigned device, unsigned tx_kbps, unsigned rx_kbps);
+
 /* Queues a critical event (0x8 Xid, with the Xid number as `data`; 0x2 double-bit ECC) that the next
  * nvmlEventSetWait_v2 on a set registered for its type returns. */
 void fakenvml_raise_event(unsigned device, unsigned long long type, unsigned long long data);
 
 /* How many times the double's NVML function `name` ran (nvmlInit_v2, nvmlDeviceGetSamples,
  * nvmlDeviceGetProcessUtilization, nvmlDeviceGetClockInfo, nvmlDeviceGetCurrentClocksEventReasons,
- * nvmlEventSetWait_v2, nvmlDeviceGetUtilizationRates, nvmlDeviceGetPowerUsage); "off_flush_thread": how
+ * nvmlEventSetWait_v2, nvmlDeviceGetUtilizationRates, nvmlDeviceGetPowerUsage,
+ * nvmlDeviceGetPcieThroughput); "off_flush_thread": how
  * many of those calls came from a thread not named "cudashim-flush"; 0 for another name. */
 uint64_t fakenvml_call_count(const char* name);
 
 typedef void (*fakenvml_set_utilization_fn)(unsigned, unsigned, unsigned);
 typedef void (*fakenvml_set_clocks_fn)(unsigned, unsigned, unsigned, unsigned long long);
+typedef void (*fakenvml_set_pcie_fn)(unsigned, unsigned, unsigned);
 typedef void (*fakenvml_raise_event_fn)(unsigned, unsigned long long, unsigned long long);
 typedef uint64_t (*fakenvml_call_count_fn)(const char*);
 

@@ -1,6 +1,6 @@
 // fakenvml.cpp: a test-double libnvidia-ml.so.1: init, device handles, memory info (v1 and
 // v2) and PCI info for the shim's capped memory views; utilization samples, clocks, clock-event
-// reasons, temperature, power and critical events for the GPU sampler, scripted through the
+// reasons, temperature, power, PCIe throughput and critical events for the GPU sampler, scripted through the
 // control API of fakecuda_control.h (fakenvml_*). Device i has the same PCI address as the fake
 // driver's device i (0000:(0x10+i):00.0) and FAKECUDA_TOTAL_MEM bytes (default 80 GiB), of
 // which 1 GiB is in use.
@@ -47,6 +47,7 @@ struct State {
   unsigned sm_mhz, mem_mhz;
   unsigned long long reasons;
   unsigned temp_c, power_mw;
+  unsigned pcie_tx_kbps, pcie_rx_kbps;  // nvmlDeviceGetPcieThroughput: TX (device to host), RX, KB/s
 };
 constexpr int kMaxChanges = 256;
 struct Script {
@@ -65,7 +66,8 @@ int g_npending = 0;
 std::atomic<uint64_t> g_counts[32];
 const char* const kCounted[] = {"nvmlInit_v2", "nvmlDeviceGetSamples", "nvmlDeviceGetProcessUtilization",
                                 "nvmlDeviceGetClockInfo", "nvmlDeviceGetCurrentClocksEventReasons",
-                                "nvmlEventSetWait_v2", "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetPowerUsage"};
+                                "nvmlEventSetWait_v2", "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetPowerUsage",
+                                "nvmlDeviceGetPcieThroughput"};
 // Calls to the counted functions from a thread not named "cudashim-flush" (the shim's
 // background thread): the sampler must never read NVML on a program's thread.
 std::atomic<uint64_t> g_off_thread{0};
@@ -97,10 +99,12 @@ __attribute__((constructor)) void fakenvml_load() {
   for (auto& s : g_script) {
     // FAKENVML_UTIL_PCT: the device's utilization from load on (default 0); the process's share
     // is the same unless FAKENVML_PROCESS_PCT says otherwise. FAKENVML_CLOCK_EVENT_REASONS: the
-    // reasons bits from load on (default 0).
+    // reasons bits from load on (default 0). FAKENVML_PCIE_TX_KBPS, FAKENVML_PCIE_RX_KBPS: the
+    // PCIe throughput from load on (default 0).
     const unsigned util = env_u("FAKENVML_UTIL_PCT", 0);
     s.changes[0] = State{0, util, env_u("FAKENVML_PROCESS_PCT", util), 1980, 3201,
-                         env_u("FAKENVML_CLOCK_EVENT_REASONS", 0), 45, 300000};
+                         env_u("FAKENVML_CLOCK_EVENT_REASONS", 0), 45, 300000,
+                         env_u("FAKENVML_PCIE_TX_KBPS", 0), env_u("FAKENVML_PCIE_RX_KBPS", 0)};
     s.n = 1;
   }
 }
@@ -271,6 +275,16 @@ FN_EXPORT int nvmlDeviceGetPowerUsage(Device* d, unsigned int* mw) {
   *mw = state_at(d->index, realtime_us()).power_mw;
   return 0;
 }
+// NVML_PCIE_UTIL_TX_BYTES (0) or NVML_PCIE_UTIL_RX_BYTES (1), KB/s. The real call measures over
+// about 20 ms; the double answers at once with the scripted value.
+FN_EXPORT int nvmlDeviceGetPcieThroughput(Device* d, int counter, unsigned int* kbps) {
+  count("nvmlDeviceGetPcieThroughput");
+  if (d == nullptr || kbps == nullptr || counter < 0 || counter > 1) return 2;
+  std::lock_guard<std::mutex> lock(g_mu);
+  const State s = state_at(d->index, realtime_us());
+  *kbps = counter == 0 ? s.pcie_tx_kbps : s.pcie_rx_kbps;
+  return 0;
+}
 FN_EXPORT int nvmlDeviceGetEnforcedPowerLimit(Device* d, unsigned int* mw) {
   if (d == nullptr || mw == nullptr) return 2;
   *mw = 700000;
@@ -317,6 +331,13 @@ FN_EXPORT void fakenvml_set_clocks(unsigned device, unsigned sm_mhz, unsigned me
   std::lock_guard<std::mutex> lock(g_mu);
   State s = state_at(static_cast<int>(device), ~0ull);
   s.from_us = realtime_us(), s.sm_mhz = sm_mhz, s.mem_mhz = mem_mhz, s.reasons = reasons;
+  append(static_cast<int>(device), s);
+}
+FN_EXPORT void fakenvml_set_pcie(unsigned device, unsigned tx_kbps, unsigned rx_kbps) {
+  if (device >= 8) return;
+  std::lock_guard<std::mutex> lock(g_mu);
+  State s = state_at(static_cast<int>(device), ~0ull);
+  s.from_us = realtime_us(), s.pcie_tx_kbps = tx_kbps, s.pcie_rx_kbps = rx_kbps;
   append(static_cast<int>(device), s);
 }
 FN_EXPORT void fakenvml_raise_event(unsigned device, unsigned long long type, unsigned long long data) {
