@@ -8,6 +8,9 @@
 #   corpus/    gpu/realworld/run.sh: the real-framework corpus, precision and recall (issue 19)
 #   idle/      gpu/realworld/idle_compare.py: NVML idle share against torch.profiler's, per
 #              loop, sampling on and off (issue 20)
+#   precise/   gpu/realworld/precise_compare.py: torch.profiler's idle share, the default
+#              mode's and the precise mode's (CUPTI) side by side, and the precise mode's step
+#              time against the profiler's (issue 20; not in the default STEPS: STEPS=precise)
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
 #   html/      `cudashim report --html` of the torch loop's reports (screenshot it on a CPU machine)
@@ -51,6 +54,18 @@ say "idle_compare: exit $?"
 cp "$IDLE_RUNS/idle_compare.json" "$OUT/idle/" 2>/dev/null
 tar -C "$IDLE_RUNS" -czf "$OUT/idle/runs.tar.gz" .
 cat "$OUT/idle/table.md"
+
+if step precise; then
+  say "== precise: gpu/realworld/precise_compare.py"
+  mkdir -p "$OUT/precise"
+  PRECISE_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-precise.XXXXXX")
+  timeout -k 5 230 python3 gpu/realworld/precise_compare.py "$CLI" "$PRECISE_RUNS" --seconds 3 \
+    > "$OUT/precise/table.md" 2>&1
+  say "precise_compare: exit $?"
+  cp "$PRECISE_RUNS/precise_compare.json" "$OUT/precise/" 2>/dev/null
+  tar -C "$PRECISE_RUNS" -czf "$OUT/precise/runs.tar.gz" --exclude='*.trace' .
+  cat "$OUT/precise/table.md"
+fi
 
 say "== doctor: the host's torch"
 mkdir -p "$OUT/doctor"

@@ -40,7 +40,7 @@ def pct(x):
     return "-" if x is None else f"{100.0 * x:.1f}"
 
 
-def run_one(cli, out, loop, seconds, sampling):
+def run_one(cli, out, loop, seconds, sampling, env_extra=None):
     os.makedirs(out, exist_ok=True)
     prof = os.path.join(out, "profiler.json")
     loops = [sys.executable, os.path.join(HERE, "idle_loops.py"), "--only", loop, "--seconds", str(seconds)]
@@ -53,7 +53,7 @@ def run_one(cli, out, loop, seconds, sampling):
         reference = json.load(open(os.path.join(out, "reference.json")))["rows"][0]
     except (OSError, ValueError, KeyError, IndexError):
         pass
-    env = dict(os.environ, CUDASHIM_GPU_SAMPLING="1" if sampling else "0")
+    env = dict(os.environ, CUDASHIM_GPU_SAMPLING="1" if sampling else "0", **(env_extra or {}))
     cmd = [cli, "run", "--quiet", "--out", out, "--"] + loops + ["--no-profile", "--json", prof]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     row = dict(loop=loop, sampling=sampling, exit=p.returncode, wall_s=round(time.monotonic() - t0, 1))
@@ -91,6 +91,8 @@ def run_one(cli, out, loop, seconds, sampling):
     row["evidence"] = dev.get("evidence")
     row["health"] = dev.get("health")
     row["findings"] = [f.get("id") for f in gt.get("findings", [])]
+    row["diagnosis_from"] = dev.get("diagnosis_from")
+    row["precise"] = gt.get("precise")  # gpu/realworld/precise_compare.py reads it
     return row
 
 
