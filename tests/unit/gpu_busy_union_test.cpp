@@ -34,8 +34,8 @@ TEST_CASE("precise time: busy share of the steady window, kernels, short kernels
   auto v = steps(100, 10 * kMs, 2 * kMs);
   // a second stream's kernel overlapping the first step's: no double count
   v.push_back({kStart + 1 * kMs, kStart + 3 * kMs, 2, 0, GpuInterval::kKernel});
-  v.push_back({kStart + 500 * kMs, kStart + 500 * kMs + 2000, 1, 0, GpuInterval::kKernel});  // 2 us: short
-  v.push_back({kStart + 20 * kMs, kStart + 21 * kMs, 1, 0, GpuInterval::kCopy});
+  v.push_back({kStart + 505 * kMs, kStart + 505 * kMs + 2000, 1, 0, GpuInterval::kKernel});  // 2 us, between steps: short
+  v.push_back({kStart + 25 * kMs, kStart + 26 * kMs, 1, 0, GpuInterval::kCopy});  // a copy between steps
   const auto out = policy::precise_time(v, kStart, kStart + 1000 * kMs, 5000);
   REQUIRE(out.size() == 1);
   const auto& d = out[0];
