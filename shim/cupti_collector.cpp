@@ -2,6 +2,7 @@
 #include "shim/cupti_collector.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 #include "recorder/clock.h"
 #include "recorder/gpu_intervals.h"
@@ -234,7 +236,15 @@ std::string client_name(const char* entry, const void* caller) {
 
 }  // namespace
 
-void cupti_configure(const policy::Settings& s) { g_asked = s.gpu_precise; }
+// A child forked while another thread held g_mu (a tick's flush) would inherit it held and
+// hang at its first tick or at exit: the child starts with a fresh one (docs/gpu-time.md).
+static void renew_mutex_in_child() { new (&g_mu) std::mutex; }
+
+void cupti_configure(const policy::Settings& s) {
+  g_asked = s.gpu_precise;
+  static bool handler = false;  // a plain flag, not pthread_once: a forked child keeps it, and needs no second handler
+  if (!handler) handler = pthread_atfork(nullptr, nullptr, renew_mutex_in_child) == 0;
+}
 
 void cupti_tick() {
   std::lock_guard<std::mutex> lock(g_mu);

@@ -16,8 +16,9 @@ in one process: the GPU-bound loop read 59 % idle).
   diagnosis       gpu_time.devices[0].diagnosis, and whether gpu.idle fired
   step ms         the loop's plain step time with sampling on and off (the default mode's cost)
 
-The windows are different runs of the same loop. The precise mode (CUPTI in the shim)
-is not built: its column says so.
+The windows are different runs of the same loop. The precise mode (CUPTI in the shim) is off
+in these runs: its column gives the report's gpu_time.precise.mode; precise_compare.py compares
+it with the profiler.
 
 usage: idle_compare.py CLI OUT_DIR [--seconds S] [--only a,b]; prints a markdown table and
 writes OUT_DIR/idle_compare.json. Exit status 0 always (errors are rows).
@@ -138,7 +139,7 @@ def main():
         ratio = f"{s_on / s_off:.3f}" if s_on and s_off else "-"
         diag = f"{on.get('diagnosis')} ({EXPECTED[loop]})"
         print(f"| {loop} | {p_idle} | {pct(on.get('steady'))} | {pct(on.get('process_steady'))} | {diff} | "
-              f"{on.get('steady_samples')} | {diag} | {', '.join(on.get('findings') or []) or '-'} | not built | "
+              f"{on.get('steady_samples')} | {diag} | {', '.join(on.get('findings') or []) or '-'} | {(on.get('precise') or {}).get('mode', '-')} | "
               f"{s_on} | {s_off if s_off is not None else '-'} | {ratio} |")
     print()
     for r in rows:
