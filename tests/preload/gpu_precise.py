@@ -4,7 +4,7 @@ time (CUDASHIM_GPU_PRECISE=1) through the CUPTI double (tests/fakecuda/fakecupti
 records are the kernels the fake driver ran (FAKECUDA_KERNEL_US each).
 
 1. host-bound: 3 ms kernels, 15 ms of host work a step, NVML scripted at 60 %: the precise busy
-   share is the kernels' (~0.17, not NVML's 0.60), gpu.idle fires host-bound from CUPTI's
+   share is the kernels' (~0.2, not NVML's 0.60), gpu.idle fires host-bound from CUPTI's
    figures; libcupti found in $CUDA_HOME/extras/CUPTI/lib64; the clock offset is CLOCK_REALTIME
    minus CLOCK_MONOTONIC (the double stamps on CLOCK_REALTIME) within its stated error; the
    report matches docs/report-schema.md.
@@ -73,8 +73,8 @@ if r:
         errors.append(f"host_bound: no precise devices: {pr}")
     else:
         d = pr["devices"][0]
-        # 3 ms of kernel in a step of 3 ms launch-to-sleep + 15 ms sleep: 0.17 +- the step's overhead
-        if not near(d["steady"]["busy"], 0.17, 0.04) or d["kernels"] < 150 or d["short_kernels"] != 0:
+        # a 3 ms kernel runs during the 15 ms of host work of each step: at most 0.20, less as steps stretch
+        if not near(d["steady"]["busy"], 0.19, 0.03) or d["kernels"] < 150 or d["short_kernels"] != 0:
             errors.append(f"host_bound: precise device {d}")
         if not near(pr["clock_offset_ns"], real_minus_mono, 2e6) or pr["clock_error_ns"] > 1e6:
             errors.append(f"host_bound: clock offset {pr['clock_offset_ns']} +- {pr['clock_error_ns']}, "
@@ -157,7 +157,7 @@ if r:
             "cupti_client" not in (pr["other_profiler"] or "") or "cuptiActivityRegisterCallbacks" not in pr["other_profiler"] or \
             not pr["stood_aside_ns"] or not 1.3e9 <= pr["stood_aside_ns"] <= 3.0e9:
         errors.append(f"later: precise {pr}")
-    elif not pr["devices"] or not 40 <= pr["devices"][0]["kernels"] <= 110:
+    elif not pr["devices"] or not 10 <= pr["devices"][0]["kernels"] <= 110:  # from the first tick (up to ~1 s in) to 1.5 s
         errors.append(f"later: cudashim's own records before the client: {pr['devices']}")
     else:
         print(f"later: stood aside at {pr['stood_aside_ns'] / 1e9:.2f} s for {pr['other_profiler']}; "
