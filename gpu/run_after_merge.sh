@@ -11,6 +11,9 @@
 #   managed/   gpu/realworld/managed_paging.py: a managed buffer paged by CPU and GPU in turn, and a
 #              prefetched control, under the shim: estimated bytes each way, the finding or its
 #              absence (issue 20 item 4; table.md)
+#   precise/   gpu/realworld/precise_compare.py: torch.profiler's idle share, the default
+#              mode's and the precise mode's (CUPTI) side by side, and the precise mode's step
+#              time against the profiler's (issue 20; not in the default STEPS: STEPS=precise)
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
 #   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
@@ -75,6 +78,18 @@ if step managed; then
 fi
 
 if step doctor; then
+if step precise; then
+  say "== precise: gpu/realworld/precise_compare.py"
+  mkdir -p "$OUT/precise"
+  PRECISE_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-precise.XXXXXX")
+  timeout -k 5 230 python3 gpu/realworld/precise_compare.py "$CLI" "$PRECISE_RUNS" --seconds 3 \
+    > "$OUT/precise/table.md" 2>&1
+  say "precise_compare: exit $?"
+  cp "$PRECISE_RUNS/precise_compare.json" "$OUT/precise/" 2>/dev/null
+  tar -C "$PRECISE_RUNS" -czf "$OUT/precise/runs.tar.gz" --exclude='*.trace' .
+  cat "$OUT/precise/table.md"
+fi
+
 say "== doctor: the host's torch"
 mkdir -p "$OUT/doctor"
 SP=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')

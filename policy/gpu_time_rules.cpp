@@ -26,17 +26,33 @@ double pct(double share) { return 100.0 * share; }
 
 // Fills the diagnosis of a device whose steady window is known.
 void diagnose(GpuDeviceTime& d, const HostActivity& host, const GpuTimeThresholds& t) {
-  const double idle = 1.0 - d.steady.busy;
-  d.evidence.push_back(fmt::format("device {}: busy {:.0f}% of the steady state ({} samples over {:.1f} s), idle {:.0f}%",
-                                   d.device, pct(d.steady.busy), d.steady.samples,
-                                   static_cast<double>(d.steady.to_ns - d.steady.from_ns) / 1e9, pct(idle)));
-  if (d.process_steady.samples)
-    d.evidence.push_back(fmt::format("this process's kernels: busy {:.0f}% of the steady state", pct(d.process_steady.busy)));
-  if (d.steady.samples < t.min_util_samples) {
+  double busy = d.steady.busy;
+  if (d.steady.samples) {
+    d.evidence.push_back(fmt::format("device {}: busy {:.0f}% of the steady state ({} samples over {:.1f} s), idle {:.0f}%",
+                                     d.device, pct(d.steady.busy), d.steady.samples,
+                                     static_cast<double>(d.steady.to_ns - d.steady.from_ns) / 1e9, pct(1.0 - d.steady.busy)));
+    if (d.process_steady.samples)
+      d.evidence.push_back(fmt::format("this process's kernels: busy {:.0f}% of the steady state", pct(d.process_steady.busy)));
+  }
+  if (d.has_precise) {
+    const PreciseDeviceTime& p = d.precise;
+    busy = p.steady.busy();
+    d.evidence.push_back(fmt::format("device {} by CUPTI's timestamps: busy {:.1f}% of the steady state ({:.1f} s), idle {:.1f}%; "
+                                     "{} kernels, {:.0f}% shorter than {} us",
+                                     d.device, pct(busy), static_cast<double>(p.steady.to_ns - p.steady.from_ns) / 1e9,
+                                     pct(1.0 - busy), p.kernels, pct(p.short_share()), t.launch_cost_ns / 1000));
+    if (p.kernels < t.min_precise_kernels || p.steady.to_ns - p.steady.from_ns < t.min_precise_window_ns) {
+      d.diagnosis = "unknown";
+      d.evidence.push_back(fmt::format("fewer than {} kernels or a steady state shorter than {:.1f} s: no diagnosis",
+                                       t.min_precise_kernels, static_cast<double>(t.min_precise_window_ns) / 1e9));
+      return;
+    }
+  } else if (d.steady.samples < t.min_util_samples) {
     d.diagnosis = "unknown";
     d.evidence.push_back(fmt::format("fewer than {} utilization samples in the steady state: no diagnosis", t.min_util_samples));
     return;
   }
+  const double idle = 1.0 - busy;
   if (pct(idle) < static_cast<double>(t.idle_warn_pct)) {
     d.diagnosis = "gpu-bound";
     return;
@@ -49,7 +65,11 @@ void diagnose(GpuDeviceTime& d, const HostActivity& host, const GpuTimeThreshold
   // samples count a period busy while any kernel runs.
   const double busy_ns = d.run.busy * static_cast<double>(d.run.to_ns - d.run.from_ns);
   const double per_launch = host.launches ? busy_ns / static_cast<double>(host.launches) : 0;
-  if (host.launches && per_launch < static_cast<double>(t.launch_cost_ns)) {
+  if (d.has_precise && d.precise.short_share() >= t.launch_bound_short_share) {
+    d.diagnosis = "launch-bound";
+    d.evidence.push_back(fmt::format("{:.0f}% of {} kernels ran shorter than a launch costs the host (~{} us): kernels end before the next is launched",
+                                     pct(d.precise.short_share()), d.precise.kernels, t.launch_cost_ns / 1000));
+  } else if (!d.has_precise && host.launches && per_launch < static_cast<double>(t.launch_cost_ns)) {
     d.diagnosis = "launch-bound";
     d.evidence.push_back(fmt::format("{} launches; {:.1f} us of GPU time per launch, less than a launch costs the host (~{} us)",
                                      host.launches, per_launch / 1e3, t.launch_cost_ns / 1000));
@@ -89,13 +109,16 @@ std::string clock_event_names(uint64_t r) {
 
 std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& util,
                                     const std::vector<recorder::GpuHealthSample>& health, const HostActivity& host,
-                                    uint64_t start_ns, uint64_t end_ns) {
+                                    uint64_t start_ns, uint64_t end_ns,
+                                    const std::vector<PreciseDeviceTime>& precise) {
   const GpuTimeThresholds& t = g_thresholds;
   std::vector<int> devices;
   for (const auto& u : util)
     if (std::find(devices.begin(), devices.end(), u.device) == devices.end()) devices.push_back(u.device);
   for (const auto& h : health)
     if (std::find(devices.begin(), devices.end(), h.device) == devices.end()) devices.push_back(h.device);
+  for (const auto& p : precise)
+    if (std::find(devices.begin(), devices.end(), p.device) == devices.end()) devices.push_back(p.device);
   std::sort(devices.begin(), devices.end());
   std::vector<GpuDeviceTime> out;
   for (int dev : devices) {
@@ -138,7 +161,9 @@ std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& 
         d.power_mw_max = std::max(d.power_mw_max, h.power_mw), d.power_limit_mw = h.power_limit_mw;
       if (h.have & recorder::GpuHealthSample::kMemory) d.mem_used_max = std::max(d.mem_used_max, h.mem_used_bytes);
     }
-    if (d.steady.samples) diagnose(d, host, t);
+    for (const auto& p : precise)
+      if (p.device == dev && p.kernels + p.copies + p.memsets > 0) d.has_precise = true, d.precise = p;
+    if (d.steady.samples || d.has_precise) diagnose(d, host, t);
     if (d.health_samples >= t.min_health_samples &&
         100 * d.throttled_samples >= t.throttle_warn_pct * d.health_samples && d.throttled_samples > 0) {
       d.findings.push_back(FindingId::gpu_clocks_throttled);

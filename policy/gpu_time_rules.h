@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "catalog/findings.h"
+#include "policy/gpu_busy_union.h"
 #include "policy/settings_load.h"
 #include "recorder/gpu_samples.h"
 
@@ -22,6 +23,10 @@ struct GpuTimeThresholds {
   // Below this GPU time per launch, kernels are shorter than what a launch costs the host
   // (4-10 us through cudaLaunchKernel on recent drivers): the GPU waits for launches.
   uint64_t launch_cost_ns = 5000;
+  // The precise mode decides with at least this many kernels over at least this long a
+  // steady window; launch-bound once this share of its kernels is shorter than launch_cost_ns.
+  uint64_t min_precise_kernels = 10, min_precise_window_ns = 500000000;
+  double launch_bound_short_share = 0.5;
 };
 
 // Reads the thresholds from the settings (start-up).
@@ -61,6 +66,10 @@ struct GpuDeviceTime {
   const char* diagnosis = "unknown";
   std::vector<std::string> evidence;  // one line each: the numbers behind the diagnosis
   std::vector<FindingId> findings;    // gpu.idle, gpu.clocks-throttled when they fired
+  // The precise mode's figures for this device (CUPTI), when it collected any: the diagnosis
+  // then uses them instead of NVML's.
+  bool has_precise = false;
+  PreciseDeviceTime precise;
 };
 
 // The devices' GPU time between start_ns and end_ns (monotonic), from the sampler's records.
@@ -69,7 +78,8 @@ struct GpuDeviceTime {
 // sample has none (steady.samples == 0).
 std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& util,
                                     const std::vector<recorder::GpuHealthSample>& health, const HostActivity& host,
-                                    uint64_t start_ns, uint64_t end_ns);
+                                    uint64_t start_ns, uint64_t end_ns,
+                                    const std::vector<PreciseDeviceTime>& precise = {});
 
 // The names of the clock-event reason bits set in `reasons`, "+"-joined ("sw_power_cap+hw_thermal").
 std::string clock_event_names(uint64_t reasons);

@@ -34,6 +34,7 @@
 #include "report/trace.h"
 #include "shim/cudashim.h"
 #include "shim/first_use.h"
+#include "shim/cupti_collector.h"
 #include "shim/gpu_sampler.h"
 #include "shim/library_watch.h"
 #include "shim/torch_counters.h"
@@ -148,6 +149,7 @@ void setup_process() {
   policy::configure_sync(s);
   torch_counters_configure(s.torch_counters);
   gpu_sampler_configure(s);
+  cupti_configure(s);
   if (const char* lb = std::getenv("CUDA_LAUNCH_BLOCKING"); lb != nullptr && std::strcmp(lb, "1") == 0)
     recorder::count_event(recorder::Event::launch_blocking_env);
   const auto applied = policy::apply_framework_env(s);
@@ -237,6 +239,7 @@ __attribute__((constructor)) void cudashim_start() {
   recorder::stream_set_tick(library_watch_tick);
   recorder::stream_add_tick(gpu_sampler_tick);
   recorder::stream_add_tick(device_facts_tick);
+  recorder::stream_add_tick(cupti_tick);
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }
@@ -249,6 +252,7 @@ void write_final_outputs() {
   if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
   const std::string path = default_report_path(*g_out_dir, *g_info);
   library_watch_final();  // its last library events go into the stream before the exit line
+  cupti_finish();         // CUPTI's last records, before the report reads them
   recorder::stream_finish();
   if (g_summary_enabled) {
     try {

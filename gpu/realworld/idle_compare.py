@@ -16,8 +16,9 @@ in one process: the GPU-bound loop read 59 % idle).
   diagnosis       gpu_time.devices[0].diagnosis, and whether gpu.idle fired
   step ms         the loop's plain step time with sampling on and off (the default mode's cost)
 
-The windows are different runs of the same loop. The precise mode (CUPTI in the shim)
-is not built: its column says so.
+The windows are different runs of the same loop. The precise mode (CUPTI in the shim) is off
+in these runs: its column gives the report's gpu_time.precise.mode; precise_compare.py compares
+it with the profiler.
 
 usage: idle_compare.py CLI OUT_DIR [--seconds S] [--only a,b]; prints a markdown table and
 writes OUT_DIR/idle_compare.json. Exit status 0 always (errors are rows).
@@ -40,7 +41,7 @@ def pct(x):
     return "-" if x is None else f"{100.0 * x:.1f}"
 
 
-def run_one(cli, out, loop, seconds, sampling):
+def run_one(cli, out, loop, seconds, sampling, env_extra=None):
     os.makedirs(out, exist_ok=True)
     prof = os.path.join(out, "profiler.json")
     loops = [sys.executable, os.path.join(HERE, "idle_loops.py"), "--only", loop, "--seconds", str(seconds)]
@@ -53,7 +54,7 @@ def run_one(cli, out, loop, seconds, sampling):
         reference = json.load(open(os.path.join(out, "reference.json")))["rows"][0]
     except (OSError, ValueError, KeyError, IndexError):
         pass
-    env = dict(os.environ, CUDASHIM_GPU_SAMPLING="1" if sampling else "0")
+    env = dict(os.environ, CUDASHIM_GPU_SAMPLING="1" if sampling else "0", **(env_extra or {}))
     cmd = [cli, "run", "--quiet", "--out", out, "--"] + loops + ["--no-profile", "--json", prof]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     row = dict(loop=loop, sampling=sampling, exit=p.returncode, wall_s=round(time.monotonic() - t0, 1))
@@ -91,6 +92,8 @@ def run_one(cli, out, loop, seconds, sampling):
     row["evidence"] = dev.get("evidence")
     row["health"] = dev.get("health")
     row["findings"] = [f.get("id") for f in gt.get("findings", [])]
+    row["diagnosis_from"] = dev.get("diagnosis_from")
+    row["precise"] = gt.get("precise")  # gpu/realworld/precise_compare.py reads it
     return row
 
 
@@ -136,7 +139,7 @@ def main():
         ratio = f"{s_on / s_off:.3f}" if s_on and s_off else "-"
         diag = f"{on.get('diagnosis')} ({EXPECTED[loop]})"
         print(f"| {loop} | {p_idle} | {pct(on.get('steady'))} | {pct(on.get('process_steady'))} | {diff} | "
-              f"{on.get('steady_samples')} | {diag} | {', '.join(on.get('findings') or []) or '-'} | not built | "
+              f"{on.get('steady_samples')} | {diag} | {', '.join(on.get('findings') or []) or '-'} | {(on.get('precise') or {}).get('mode', '-')} | "
               f"{s_on} | {s_off if s_off is not None else '-'} | {ratio} |")
     print()
     for r in rows:

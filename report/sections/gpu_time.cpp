@@ -9,6 +9,7 @@
 #include "policy/gpu_time_rules.h"
 #include "policy/sync_rules.h"
 #include "recorder/clock.h"
+#include "recorder/gpu_intervals.h"
 #include "recorder/gpu_samples.h"
 #include "report/sections/sections.h"
 
@@ -80,14 +81,73 @@ void write_sampling(JsonWriter& w) {
   w.member("dropped", recorder::gpu_dropped_samples());
 }
 
-// The precise mode (CUPTI activity records) is not built yet; a profiler that owns CUPTI is
-// named all the same, since its presence is what the precise mode will stand aside for.
-void write_precise(JsonWriter& w) {
+const char* precise_mode_name(recorder::PreciseState::Mode m) {
+  switch (m) {
+    case recorder::PreciseState::kUnavailable: return "unavailable";
+    case recorder::PreciseState::kCollecting: return "cupti";
+    case recorder::PreciseState::kStoodAside: return "stood_aside";
+    case recorder::PreciseState::kFailed: return "failed";
+    default: return "off";
+  }
+}
+
+void write_window(JsonWriter& w, const policy::PreciseWindow& b, uint64_t start_mono_ns) {
   auto o = w.object();
-  w.member("mode", "off");
+  w.member("from_ns", b.from_ns > start_mono_ns ? b.from_ns - start_mono_ns : 0);
+  w.member("to_ns", b.to_ns > start_mono_ns ? b.to_ns - start_mono_ns : 0);
+  w.member("busy_ns", b.busy_ns);
+  w.member("busy", JsonFixed{b.busy(), 4});
+  w.member("idle", JsonFixed{1.0 - b.busy(), 4});
+}
+
+// The precise mode (CUPTI activity records, shim/cupti_collector.cpp): its state, the clock
+// offset it measured, and each device's busy union.
+void write_precise(JsonWriter& w, const std::vector<policy::PreciseDeviceTime>& devices, uint64_t start_mono_ns) {
+  const recorder::PreciseState s = recorder::precise_state();
+  auto o = w.object();
+  w.member("mode", precise_mode_name(s.mode));
+  w.member("asked", s.asked);
+  w.member("reason", s.reason);
+  w.member("library", s.library);
+  w.member("found_by", s.found_by);
+  w.member("tried", s.tried);
   const char* injection = std::getenv("CUDA_INJECTION64_PATH");
   w.key("other_profiler");
-  if (injection != nullptr && *injection != '\0') w.value(injection); else w.null();
+  if (s.client[0] != '\0') w.value(s.client);
+  else if (injection != nullptr && *injection != '\0') w.value(injection);
+  else w.null();
+  w.key("stood_aside_ns");
+  if (s.stood_aside_ns) w.value(s.stood_aside_ns > start_mono_ns ? s.stood_aside_ns - start_mono_ns : 0); else w.null();
+  w.member("clock_offset_ns", s.clock_offset_ns);
+  w.member("clock_error_ns", s.clock_error_ns);
+  w.member("buffers", s.buffers);
+  w.member("buffer_misses", s.buffer_misses);
+  w.member("dropped", recorder::precise_dropped());
+  w.member("short_kernel_ns", policy::gpu_time_thresholds().launch_cost_ns);
+  w.key("devices");
+  auto a = w.array();
+  for (const auto& d : devices) {
+    auto od = w.object();
+    w.member("device", d.device);
+    w.key("run");
+    write_window(w, d.run, start_mono_ns);
+    w.key("steady");
+    write_window(w, d.steady, start_mono_ns);
+    w.member("kernels", d.kernels);
+    w.member("short_kernels", d.short_kernels);
+    w.member("short_kernel_share", JsonFixed{d.short_share(), 3});
+    w.member("kernel_ns", d.kernel_ns);
+    w.member("copies", d.copies);
+    w.member("memsets", d.memsets);
+    w.key("contexts");
+    auto ac = w.array();
+    for (const auto& c : d.contexts) {
+      auto oc = w.object();
+      w.member("context", static_cast<uint64_t>(c.context));
+      w.member("busy_ns", c.run.busy_ns);
+      w.member("busy", JsonFixed{c.run.busy(), 4});
+    }
+  }
 }
 
 void write_clock(JsonWriter& w, const ReportContext& c) {
@@ -123,6 +183,7 @@ void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_
     w.member("mem_used_max", d.mem_used_max);
   }
   w.member("diagnosis", d.diagnosis);
+  w.member("diagnosis_from", d.has_precise ? "cupti" : "nvml");
   w.key("evidence");
   {
     auto a = w.array();
@@ -134,13 +195,15 @@ void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_
 
 void write_gpu_time(JsonWriter& w, const ReportContext& c) {
   const uint64_t start = c.process.start_mono_ns, end = start + c.wall_ns;
+  const auto precise = policy::precise_time(recorder::precise_intervals(), start, end,
+                                            policy::gpu_time_thresholds().launch_cost_ns);
   const auto devices = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), host_activity(c),
-                                        start, end);
+                                        start, end, precise);
   auto o = w.object();
   w.key("sampling");
   write_sampling(w);
   w.key("precise");
-  write_precise(w);
+  write_precise(w, precise, start);
   w.key("clock");
   write_clock(w, c);
   w.key("devices");

@@ -46,6 +46,9 @@ void* fakecuda_entry_point(const char* exact_abi_name);
  * {CUdeviceptr*, size_t*, unsigned char*} keeps storing that byte over that many bytes of that buffer
  * until it ends, as a real kernel writes device memory. */
 void fakecuda_set_kernel_ns(uint64_t ns);
+// Copies the [start, end) steady-clock times of the kernels that took time, from the from-th
+// on, up to cap of them; returns how many (tests/fakecuda/fakecupti.cpp reads them).
+uint64_t fakecuda_kernel_runs(uint64_t from, int64_t* starts, int64_t* ends, uint64_t cap);
 
 /* Nanoseconds until the last running "fakecuda_writer" kernel whose buffer contains `p` ends; 0 when no
  * kernel writes there. */
@@ -87,6 +90,7 @@ typedef void (*fakenvml_raise_event_fn)(unsigned, unsigned long long, unsigned l
 typedef uint64_t (*fakenvml_call_count_fn)(const char*);
 
 typedef void (*fakecuda_set_kernel_ns_fn)(uint64_t ns);
+typedef uint64_t (*fakecuda_kernel_runs_fn)(uint64_t from, int64_t* starts, int64_t* ends, uint64_t cap);
 typedef uint64_t (*fakecuda_pending_write_ns_fn)(uint64_t p);
 typedef void (*fakecuda_set_sync_delay_ns_fn)(uint64_t ns);
 typedef uint64_t (*fakecuda_call_count_fn)(const char* exact_abi_name);

@@ -555,6 +555,24 @@ void wait_device_idle() {
   }
 }
 
+// Every kernel that took time, for the CUPTI double (tests/fakecuda/fakecupti.cpp,
+// fakecuda_kernel_runs): its [start, end) on the steady clock and its stream.
+struct KernelRun {
+  int64_t start, end;
+};
+constexpr uint64_t kMaxRuns = 1u << 16;
+KernelRun g_runs[kMaxRuns];
+std::atomic<uint64_t> g_nruns{0};
+std::atomic<uint64_t> g_runs_ready{0};
+
+void log_run(int64_t start, int64_t end) {
+  const uint64_t k = g_nruns.fetch_add(1);
+  if (k >= kMaxRuns) return;
+  g_runs[k] = {start, end};
+  uint64_t r = k;  // published in order: the reader sees a prefix
+  while (!g_runs_ready.compare_exchange_weak(r, k + 1)) r = k;
+}
+
 CUresult launch(CUfunction f, CUstream stream = nullptr, void** params = nullptr) {
   if (f == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   const int64_t dur = g_kernel_ns.load(std::memory_order_relaxed);
@@ -568,6 +586,7 @@ CUresult launch(CUfunction f, CUstream stream = nullptr, void** params = nullptr
   int64_t m = g_max_busy.load();
   while (m < end && !g_max_busy.compare_exchange_weak(m, end)) {
   }
+  log_run(end - dur, end);
   if (f->name == "fakecuda_writer" && params != nullptr && params[0] && params[1] && params[2])
     start_writer(*static_cast<CUdeviceptr*>(params[0]), *static_cast<size_t*>(params[1]),
                  *static_cast<unsigned char*>(params[2]), end);
@@ -1303,6 +1322,12 @@ FC_EXPORT CUresult CUDAAPI cuLibraryGetKernel(CUkernel* pKernel, CUlibrary libra
 
 // ================================================================ control: kernels that take time
 FC_EXPORT void fakecuda_set_kernel_ns(uint64_t ns) { g_kernel_ns.store(static_cast<int64_t>(ns)); }
+FC_EXPORT uint64_t fakecuda_kernel_runs(uint64_t from, int64_t* starts, int64_t* ends, uint64_t cap) {
+  const uint64_t n = g_runs_ready.load();
+  uint64_t k = 0;
+  for (uint64_t i = from; i < n && k < cap; ++i, ++k) starts[k] = g_runs[i].start, ends[k] = g_runs[i].end;
+  return k;
+}
 
 FC_EXPORT uint64_t fakecuda_pending_write_ns(uint64_t p) {
   const int64_t now = now_ns();

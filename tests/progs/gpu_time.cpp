@@ -5,6 +5,7 @@
 //   sync_bound   the same with cudaDeviceSynchronize after the launch
 //   xid_crash    an Xid 79 raised in the double as soon as the sampler loaded it, then SIGSEGV
 //   nocuda       no CUDA call: 1.5 s of sleep; prints "nvml mapped: yes|no" from /proc/self/maps
+//                ("nocuda cupti": "cupti mapped: yes|no", for the precise mode)
 // Other modes run host_bound's loop. GPU_TIME_SECONDS sets the loop's length (default 3.5).
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -31,8 +32,10 @@ int main(int argc, char** argv) {
     std::ifstream maps("/proc/self/maps");
     std::string line;
     bool mapped = false;
-    while (std::getline(maps, line)) mapped = mapped || line.find("libnvidia-ml") != std::string::npos;
-    std::printf("nvml mapped: %s\n", mapped ? "yes" : "no");
+    const bool cupti = argc > 2 && std::strcmp(argv[2], "cupti") == 0;  // "nocuda cupti": libcupti instead
+    while (std::getline(maps, line))
+      mapped = mapped || line.find(cupti ? "libcupti" : "libnvidia-ml") != std::string::npos;
+    std::printf("%s mapped: %s\n", cupti ? "cupti" : "nvml", mapped ? "yes" : "no");
     return 0;
   }
   const char* secs = std::getenv("GPU_TIME_SECONDS");

@@ -1,0 +1,90 @@
+// cupti_locate.cpp: see cupti_locate.h.
+#include "shim/cupti_locate.h"
+
+#include <link.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "symbols/walk_objects.h"
+
+namespace cudashim::shim {
+namespace {
+
+struct Loaded {
+  std::string cupti, cudart;
+};
+
+std::string base_name(const std::string& p) {
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+std::string dir_name(const std::string& p) {
+  const size_t slash = p.rfind('/');
+  return slash == std::string::npos ? "." : p.substr(0, slash);
+}
+
+int collect(dl_phdr_info* info, size_t, void* data) {
+  auto* l = static_cast<Loaded*>(data);
+  if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+  const std::string path = info->dlpi_name, base = base_name(path);
+  if (l->cupti.empty() && base.rfind("libcupti.so", 0) == 0) l->cupti = path;
+  if (l->cudart.empty() && base.rfind("libcudart.so.", 0) == 0) l->cudart = path;
+  return 0;
+}
+
+// The major of a soname's first number: libcudart.so.12 -> 12.
+int soname_major(const std::string& path) {
+  const std::string base = base_name(path);
+  const size_t dot = base.find(".so.");
+  return dot == std::string::npos ? 0 : std::atoi(base.c_str() + dot + 4);
+}
+
+bool ends_with(const std::string& s, const char* tail) {
+  const size_t n = std::strlen(tail);
+  return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+}  // namespace
+
+CuptiLocation locate_cupti(int driver_version) {
+  CuptiLocation r;
+  r.found_by = "";
+  Loaded l;
+  symbols::walk_objects(collect, &l);
+  if (!l.cupti.empty()) {
+    r.path = l.cupti, r.found_by = "already loaded in the process", r.major = soname_major(l.cupti);
+    return r;
+  }
+  r.tried = "no libcupti loaded in the process";
+  r.major = l.cudart.empty() ? driver_version / 1000 : soname_major(l.cudart);
+  const std::string file = "libcupti.so." + std::to_string(r.major);
+  auto try_path = [&](const std::string& p, const char* why) {
+    if (access(p.c_str(), R_OK) == 0) {
+      r.path = p, r.found_by = why;
+      return true;
+    }
+    r.tried += "; " + p + " (absent)";
+    return false;
+  };
+  if (!l.cudart.empty()) {
+    const std::string dir = dir_name(l.cudart);
+    if (try_path(dir + "/" + file, "next to the loaded libcudart")) return r;
+    if (ends_with(dir, "/nvidia/cuda_runtime/lib") &&
+        try_path(dir.substr(0, dir.size() - std::strlen("cuda_runtime/lib")) + "cuda_cupti/lib/" + file,
+                 "the nvidia-cuda-cupti wheel next to the loaded libcudart's"))
+      return r;
+  } else {
+    r.tried += "; no libcudart loaded";
+  }
+  if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') {
+    if (try_path(std::string(home) + "/extras/CUPTI/lib64/" + file, "$CUDA_HOME/extras/CUPTI/lib64")) return r;
+  } else {
+    r.tried += "; CUDA_HOME unset";
+  }
+  if (try_path("/usr/local/cuda/extras/CUPTI/lib64/" + file, "/usr/local/cuda/extras/CUPTI/lib64")) return r;
+  return r;
+}
+
+}  // namespace cudashim::shim

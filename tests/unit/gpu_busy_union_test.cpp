@@ -1,0 +1,81 @@
+// gpu_busy_union_test.cpp: the precise mode's busy union (policy/gpu_busy_union.h) and the
+// diagnosis of policy/gpu_time_rules.h when CUPTI's intervals are there, from intervals made up here.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "policy/gpu_busy_union.h"
+#include "policy/gpu_time_rules.h"
+
+using namespace cudashim;
+using recorder::GpuInterval;
+
+namespace {
+constexpr uint64_t kMs = 1'000'000;
+constexpr uint64_t kStart = 1'000 * kMs;
+
+// `n` steps of `step` ns, each with one kernel of `kernel` ns at its start, on device 0.
+std::vector<GpuInterval> steps(int n, uint64_t step, uint64_t kernel, uint32_t context = 1) {
+  std::vector<GpuInterval> v;
+  for (int i = 0; i < n; ++i)
+    v.push_back({kStart + i * step, kStart + i * step + kernel, context, 0, GpuInterval::kKernel});
+  return v;
+}
+}  // namespace
+
+TEST_CASE("busy union: overlapping intervals count once, clipped to the window") {
+  std::vector<std::pair<uint64_t, uint64_t>> spans = {{10, 20}, {15, 30}, {40, 50}, {45, 46}, {60, 70}};
+  CHECK(policy::busy_union_ns(spans, 0, 100) == 20 + 10 + 10);
+  CHECK(policy::busy_union_ns(spans, 25, 65) == 5 + 10 + 5);
+  CHECK(policy::busy_union_ns(spans, 70, 100) == 0);
+}
+
+TEST_CASE("precise time: busy share of the steady window, kernels, short kernels, contexts") {
+  auto v = steps(100, 10 * kMs, 2 * kMs);
+  // a second stream's kernel overlapping the first step's: no double count
+  v.push_back({kStart + 1 * kMs, kStart + 3 * kMs, 2, 0, GpuInterval::kKernel});
+  v.push_back({kStart + 505 * kMs, kStart + 505 * kMs + 2000, 1, 0, GpuInterval::kKernel});  // 2 us, between steps: short
+  v.push_back({kStart + 25 * kMs, kStart + 26 * kMs, 1, 0, GpuInterval::kCopy});  // a copy between steps
+  const auto out = policy::precise_time(v, kStart, kStart + 1000 * kMs, 5000);
+  REQUIRE(out.size() == 1);
+  const auto& d = out[0];
+  CHECK(d.kernels == 102);
+  CHECK(d.short_kernels == 1);
+  CHECK(d.copies == 1);
+  CHECK(d.run.busy_ns == 100 * 2 * kMs + 1 * kMs + 1 * kMs + 2000);
+  CHECK(d.steady.to_ns == kStart + 99 * 10 * kMs + 2 * kMs);
+  CHECK(d.steady.busy() == Approx(0.2).margin(0.01));
+  REQUIRE(d.contexts.size() == 2);
+  CHECK(d.contexts[1].run.busy_ns == 2 * kMs);
+}
+
+TEST_CASE("the diagnosis uses CUPTI's intervals when they are there") {
+  const policy::HostActivity host{20'000 * kMs, 0, 1000, {}};
+  // NVML says 95 % busy (no finding); CUPTI's kernels fill 20 % of each step: gpu.idle, host-bound.
+  std::vector<recorder::GpuUtilSample> util;
+  for (int i = 1; i <= 30; ++i) util.push_back({kStart + i * 166 * kMs, 0, 95, false});
+  SECTION("long kernels: host-bound from CUPTI") {
+    const auto precise = policy::precise_time(steps(500, 10 * kMs, 2 * kMs), kStart, kStart + 6000 * kMs, 5000);
+    const auto d = policy::gpu_time(util, {}, host, kStart, kStart + 6000 * kMs, precise);
+    REQUIRE(d.size() == 1);
+    CHECK(d[0].has_precise);
+    CHECK(d[0].diagnosis == std::string("host-bound"));
+    REQUIRE(d[0].findings.size() == 1);
+    CHECK(d[0].findings[0] == FindingId::gpu_idle);
+  }
+  SECTION("short kernels: launch-bound from CUPTI") {
+    const auto precise = policy::precise_time(steps(500, 10 * kMs, 3000), kStart, kStart + 6000 * kMs, 5000);
+    const auto d = policy::gpu_time(util, {}, host, kStart, kStart + 6000 * kMs, precise);
+    CHECK(d[0].diagnosis == std::string("launch-bound"));
+  }
+  SECTION("without CUPTI: NVML's share decides (gpu-bound)") {
+    const auto d = policy::gpu_time(util, {}, host, kStart, kStart + 6000 * kMs);
+    CHECK_FALSE(d[0].has_precise);
+    CHECK(d[0].diagnosis == std::string("gpu-bound"));
+  }
+  SECTION("too few kernels: unknown") {
+    const auto precise = policy::precise_time(steps(5, 10 * kMs, 2 * kMs), kStart, kStart + 6000 * kMs, 5000);
+    const auto d = policy::gpu_time(util, {}, host, kStart, kStart + 6000 * kMs, precise);
+    CHECK(d[0].diagnosis == std::string("unknown"));
+  }
+}
