@@ -243,7 +243,6 @@ void write_final_outputs() {
   if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
   const std::string path = default_report_path(*g_out_dir, *g_info);
   library_watch_final();  // its last library events go into the stream before the exit line
-  announce_at_exit();     // the loops the live log could not yet tell from a burst
   recorder::stream_finish();
   if (g_summary_enabled) {
     try {

@@ -168,17 +168,6 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   }
 }
 
-void announce_at_exit() {
-  const uint64_t end = policy::last_site_ticks();
-  rec::for_each_site([&](CallSite& s) {
-    if (s.classified.load(std::memory_order_relaxed) || !policy::in_steady_loop(s, end) ||
-        s.classified.exchange(true, std::memory_order_relaxed))
-      return;
-    const FindingId rule = policy::classify_site(s);
-    if (rule != FindingId::none) announce(s, rule);
-  });
-}
-
 std::atomic<uint32_t> g_blocking_stream_count{0};
 std::atomic<CUstream> g_blocking_streams[64];
 

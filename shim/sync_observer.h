@@ -44,11 +44,6 @@ void observe(HookId id, const void* return_address, uint64_t ticks, const CallFa
 // policy says. Returns whether they were on before.
 bool set_call_sites(int on);
 
-// At exit (before the summary): announces the sites the whole run finds in its steady state
-// (policy::in_steady_loop) that no hit announced live (a loop shorter than the live log's
-// second), so that the log names every finding the report holds. Cold: walks the table.
-void announce_at_exit();
-
 // Returns the thread CPU time in ns when this blocking call is one of the sampled
 // ones (every 256th outermost one per thread), else 0. Samples tell spinning from sleeping.
 uint64_t maybe_sample_cpu(recorder::CallScope& scope);
