@@ -75,6 +75,9 @@ struct Finding {
   std::string subject;
   std::string message;
   std::vector<std::string> evidence;
+  // Its message holds a total of the whole run so far (the module loads' MiB and seconds): the
+  // live log names it once, at the final re-read, with the figures the report holds.
+  bool run_total = false;
   const FindingInfo& info() const { return finding_info(id); }
 };
 

@@ -214,7 +214,8 @@ uint64_t dl_calls() {
 
 }  // namespace
 
-std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool force) {
+std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool final_read) {
+  const bool force = final_read;
   // The driver bridge's files, outside the lock (BridgeFiles): once a re-read saw libcuda
   // loaded, and at the final one.
   std::optional<BridgeFiles> files;
@@ -298,6 +299,9 @@ std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool force)
   findings.insert(findings.end(), s.bridge.begin(), s.bridge.end());
   findings.insert(findings.end(), s.triton.begin(), s.triton.end());
   for (const auto& f : findings) {
+    // A run's total changes with every load: named once, at the last re-read, where its figure
+    // is the report's (a live line at the tick that crossed the threshold differed from run to run).
+    if (f.run_total && !final_read) continue;
     if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;

@@ -30,9 +30,10 @@ struct LiveLine {
 };
 
 // Re-reads the inventory if anything changed since the last call (always when
-// `force`); returns one log line per finding not reported before. Thread-safe
+// `final_read`: at exit, or when the report is written); returns one log line per finding not
+// reported before, a run's totals (Finding::run_total) only at a final read. Thread-safe
 // (one re-read at a time); cold: allocates, walks the loaded objects.
-std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool force);
+std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool final_read);
 
 // A library load or unload seen by a re-read, for the trace and the report.
 struct LibraryEvent {

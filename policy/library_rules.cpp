@@ -149,7 +149,7 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     out.push_back({FindingId::fatbin_mostly_other_archs, "module loads",
                    fmt::format("of {} of machine code loaded at run time, {} runs on this GPU", mib(in.modules.sass_bytes),
                                mib(in.modules.sass_bytes_for_sm)),
-                   ev});
+                   ev, true});
   }
   if (in.modules.ns >= in.slow_load_ns) {
     std::map<std::string, uint64_t> by_caller;
@@ -161,7 +161,7 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     for (size_t i = 0; i < top.size() && i < 5; ++i) ev.push_back(fmt::format("{:.0f} ms: {}", top[i].first / 1e6, top[i].second));
     if (in.modules.ptx_jit_bytes > 0) ev.push_back(fmt::format("PTX JIT-compiled: {}", mib(in.modules.ptx_jit_bytes)));
     out.push_back({FindingId::module_load_slow, "module loads",
-                   fmt::format("{} module loads took {:.2f} s in total", in.modules.count, in.modules.ns / 1e9), ev});
+                   fmt::format("{} module loads took {:.2f} s in total", in.modules.count, in.modules.ns / 1e9), ev, true});
   }
 }
 

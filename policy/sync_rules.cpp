@@ -4,11 +4,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "policy/fragmentation.h"
+#include "policy/host_framework.h"
 #include "policy/user_frame.h"
 #include "recorder/clock.h"
 #include "recorder/events.h"
@@ -56,19 +58,66 @@ std::string describe_site(const recorder::CallSite& s) {
     const int u = user_frame_index(s);
     const auto& f = s.py[u < 0 ? 0 : u];
     const std::string where = fmt::format("{}:{} ({})", f.file, f.line, f.function);
-    return u < 0 ? fmt::format("{}, inside {}", where, framework_of(f.file)) : where;
+    if (u < 0) return fmt::format("{}, inside {}", where, framework_of(f.file));
+    // Reached from the user's line through a host framework: the sync's own place, the framework, the line.
+    const std::string host = host_framework(s);
+    if (!host.empty())
+      return fmt::format("{}:{} ({}), inside {}, reached from your line {}", s.py[0].file, s.py[0].line, s.py[0].function,
+                         host, where);
+    return where;
   }
   const std::string where = symbols::to_string(symbols::symbolize(site_frame(s)));
   const std::string fw = site_framework(s);
   return fw.empty() ? where : fmt::format("{}, inside {}", where, fw);
 }
 
-bool in_steady_loop(const recorder::CallSite& s) {
-  return s.visits.load(std::memory_order_relaxed) > g_thresholds.warmup_hits;
+uint64_t last_site_ticks() {
+  uint64_t end = 0;
+  recorder::for_each_site([&](const recorder::CallSite& s) { end = std::max(end, s.last_hit_ticks.load(std::memory_order_relaxed)); });
+  return end;
+}
+
+namespace {
+
+// True when the site's hits, first to last, span at least sync.loop_share percent of the window
+// [the first site's first hit, end].
+bool spread_over_window(const recorder::CallSite& s, uint64_t end) {
+  if (g_thresholds.loop_share_pct == 0) return true;
+  const uint64_t start = recorder::first_site_ticks();
+  const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
+  const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
+  if (end <= start || last <= first) return end <= start;
+  // 128 bits: ticks times 100 would overflow 64 after about two years of TSC ticks.
+  return static_cast<unsigned __int128>(last - first) * 100 >=
+         static_cast<unsigned __int128>(g_thresholds.loop_share_pct) * (end - start);
+}
+
+}  // namespace
+
+bool in_steady_loop(const recorder::CallSite& s, uint64_t end) {
+  if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits) return false;
+  return spread_over_window(s, end != 0 ? end : last_site_ticks());
+}
+
+bool steady_so_far(const recorder::CallSite& s, uint64_t now) {
+  if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits || !spread_over_window(s, now)) return false;
+  // kLiveMinSpanNs in ticks, worked out once (the first site past its warm-up, a while after
+  // start-up: the calibration behind ticks_to_ns is good to well under a percent by then), so
+  // that a hit pays no conversion.
+  static std::atomic<uint64_t> min_ticks{0};
+  uint64_t m = min_ticks.load(std::memory_order_relaxed);
+  if (m == 0) {
+    constexpr uint64_t kProbe = 1ull << 32;
+    const uint64_t probe_ns = std::max<uint64_t>(ticks_to_ns(kProbe), 1);
+    m = static_cast<uint64_t>(static_cast<unsigned __int128>(kLiveMinSpanNs) * kProbe / probe_ns);
+    min_ticks.store(m, std::memory_order_relaxed);
+  }
+  const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
+  return now > first && now - first >= m;
 }
 
 std::string site_framework(const recorder::CallSite& s) {
-  if (s.py_depth > 0) return user_frame_index(s) < 0 ? framework_of(s.py[0].file) : std::string();
+  if (s.py_depth > 0) return user_frame_index(s) < 0 ? framework_of(s.py[0].file) : host_framework(s);
   const void* frame = site_frame(s);
   if (frame == nullptr) return {};
   // A native site (no Python frame: a framework's own thread, XLA's runtime) is the
@@ -83,8 +132,9 @@ Severity finding_severity(FindingId f, const std::string& framework) {
 namespace {
 
 void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<FrameworkAgg>& by_framework) {
+  const uint64_t end = last_site_ticks();
   recorder::for_each_site([&](const recorder::CallSite& s) {
-    if (!in_steady_loop(s)) return;
+    if (!in_steady_loop(s, end)) return;
     const uint64_t hits = s.hits.load(std::memory_order_relaxed);
     const uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
     const std::string framework = site_framework(s);
@@ -145,7 +195,7 @@ void for_each_finding(F&& f) {
   auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
     FindingResult r{id, a.count, ticks_to_ns(a.ticks), {}, framework, finding_severity(id, framework), a.steps,
-                    framework.empty() ? finding_info(id).fix : finding_info(FindingId::inside_framework).fix};
+                    framework.empty() ? finding_info(id).fix : framework_fix(framework)};
     r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     f(std::move(r));
@@ -165,6 +215,7 @@ void for_each_finding(F&& f) {
 void configure_sync(const Settings& s) {
   g_thresholds.call_sites = s.sites;
   g_thresholds.warmup_hits = s.sync_warmup_hits;
+  g_thresholds.loop_share_pct = s.sync_loop_share;
   g_thresholds.readback_max_bytes = s.sync_readback_max_bytes;
 }
 

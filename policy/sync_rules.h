@@ -15,6 +15,7 @@ namespace cudashim::policy {
 struct SyncThresholds {
   bool call_sites = true;  // sync.call_sites
   uint64_t warmup_hits = 10;
+  uint64_t loop_share_pct = 5;  // sync.loop_share
   uint64_t readback_max_bytes = 4096;
 };
 
@@ -25,11 +26,25 @@ const SyncThresholds& sync_thresholds();
 // Returns what a call site in the steady state shows, or FindingId::none.
 FindingId classify_site(const recorder::CallSite& s);
 
-// True when the site recurs across the program's steady-state loop: more visits than the
-// warm-up (sync.warmup_hits), a visit being a run of hits with no other work of the thread
-// between them (no launch, no hit at another place: recorder::site_hit). 52 copies of one
-// model.cuda() are one visit; a read-back in every step of a loop is one visit per step.
-bool in_steady_loop(const recorder::CallSite& s);
+// True when the site recurs across the program's steady-state loop, judged over the window
+// [the first site's first hit, `end`]: more visits than the warm-up (sync.warmup_hits), a visit
+// being a run of hits with no other work of the thread between them (no launch, no hit at
+// another place: recorder::site_hit), and those visits spread over at least sync.loop_share
+// percent of the window. 52 copies of one model.cuda() are one visit; DDP's constructor, 65
+// syncs with launches between them in a few milliseconds, is 65 visits but no loop; a
+// read-back in every step of a loop is one visit per step, over the loop's share of the run.
+// `end` 0: the latest hit of any site (the report and the exit summary: the whole run).
+bool in_steady_loop(const recorder::CallSite& s, uint64_t end = 0);
+
+// The latest hit of any site: where the CUDA-active window ends for the whole run (pass it to
+// in_steady_loop when testing many sites: computing it walks the table).
+uint64_t last_site_ticks();
+
+// The live log's test at a hit at clock `now` (shim/sync_observer.cpp): in_steady_loop over the
+// window so far, and the visits spread over at least kLiveMinSpanNs, so that a burst early in the
+// run, which fills the window so far, is not announced before the run has gone on without it.
+inline constexpr uint64_t kLiveMinSpanNs = 1000000000ull;
+bool steady_so_far(const recorder::CallSite& s, uint64_t now);
 
 // Returns the index of the user's innermost Python frame (policy/user_frame.h: not in
 // site-packages, the standard library or a frozen module); -1 when none is.
@@ -37,7 +52,8 @@ int user_frame_index(const recorder::CallSite& s);
 
 // The framework whose own code the site is entirely in ("torch", "jax", ...: the top-level
 // package under site-packages of its innermost Python frame, or of its native frame when it has
-// no Python frame); "" when the user's code is on the stack (or the site is the program's own).
+// no Python frame), or the host framework its path from the user's line passes through
+// (policy/host_framework.h: "transformers"); "" when the site is the user's own.
 std::string site_framework(const recorder::CallSite& s);
 
 // A runtime finding's severity at a site: its row's, or info when the site is inside a
@@ -68,7 +84,7 @@ struct FindingResult {
   std::string framework;  // "" for the user's own sites (policy::site_framework)
   Severity severity;      // finding_severity
   uint64_t steps;         // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
-  const char* fix;        // the row's fix, or inside_framework's for a framework's sites
+  const char* fix;        // the row's fix, or for a framework's sites policy::framework_fix
   uint64_t gpu_idle_after_ns = 0;  // GPU idle from its sites' drains to the next submitted work (shim/drain_idle.h)
 };
 

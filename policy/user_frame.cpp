@@ -1,6 +1,8 @@
 // user_frame.cpp: the path rules of policy/user_frame.h and the per-code-object cache.
 #include "policy/user_frame.h"
 
+#include "policy/host_framework.h"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -139,7 +141,13 @@ int keep_user_frame(const recorder::PyFrameText* all, int n, recorder::PyFrameTe
   const int user = user_frame_in(all, n);
   const int kept = n < max ? n : max;
   for (int i = 0; i < kept; ++i) out[i] = all[i];
-  if (user >= max) out[max - 1] = all[user];
+  if (user >= max) {
+    out[max - 1] = all[user];
+    // The outermost host framework between (policy/host_framework.h) stays too, under the
+    // user's frame: whose sync it is must not depend on how deep the array library's frames go.
+    const int host = host_frame_in(all, user);
+    if (host >= max - 1 && max >= 2) out[max - 2] = all[host];
+  }
   return kept;
 }
 

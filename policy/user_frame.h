@@ -43,7 +43,8 @@ FrameOwner code_owner(const void* code, FileOf file_of);
 
 // Copies a Python stack `all[0..n)` (innermost first) into `out[0..max)`: its innermost
 // frames, and when the user's innermost frame lies further out than max-1 frames, that
-// frame in the last slot (the frames between are dropped). Returns the frames kept.
+// frame in the last slot, and the outermost host framework's frame between them (policy/host_framework.h)
+// in the slot before (the other frames between are dropped). Returns the frames kept.
 int keep_user_frame(const recorder::PyFrameText* all, int n, recorder::PyFrameText* out, int max);
 
 // The index of the user's innermost frame in `frames[0..n)`, or -1 when none is the user's.

@@ -22,6 +22,7 @@ namespace {
 
 constexpr size_t kSites = 4096;  // power of two
 constinit CallSite g_sites[kSites];  // zeroed .bss, no start-up loop
+std::atomic<uint64_t> g_first_site_ticks{0};
 
 uint64_t mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -55,6 +56,7 @@ void capture(CallSite& s) {
 }  // namespace
 
 CallSite* site_table() { return g_sites; }
+uint64_t first_site_ticks() { return g_first_site_ticks.load(std::memory_order_relaxed); }
 size_t site_capacity() { return kSites; }
 
 CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
@@ -80,7 +82,11 @@ CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
     s.return_address = ra;
     s.py_code = py.code;
     s.py_line = py.line;
-    s.first_hit_ticks.store(now_ticks(), std::memory_order_relaxed);
+    const uint64_t t = now_ticks();
+    s.first_hit_ticks.store(t, std::memory_order_relaxed);
+    s.last_hit_ticks.store(t, std::memory_order_relaxed);
+    uint64_t none = 0;
+    g_first_site_ticks.compare_exchange_strong(none, t, std::memory_order_relaxed);
     s.visits.store(0, std::memory_order_relaxed);
     s.last_activity.store(0, std::memory_order_relaxed);
     s.captured.store(1, std::memory_order_release);
@@ -188,7 +194,9 @@ void sites_reset() {
     s.idle_after_count = 0;
     s.visits = 0;
     s.last_activity = 0;
+    s.last_hit_ticks = 0;
   }
+  g_first_site_ticks.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace cudashim::recorder

@@ -33,6 +33,7 @@ struct CallSite {
   std::atomic<uint64_t> ticks;           // blocked/timed ticks summed over hits
   std::atomic<uint64_t> bytes;           // bytes (copies, allocations)
   std::atomic<uint64_t> first_hit_ticks;
+  std::atomic<uint64_t> last_hit_ticks;  // the clock at the latest hit (the spread of its visits)
   std::atomic<uint64_t> visits;          // runs of hits: a hit starts one when its thread did other work
                                          // since the site's previous hit (a launch, a hit elsewhere)
   std::atomic<uint64_t> last_activity;   // the hitting thread's activity count at the latest hit
@@ -69,16 +70,17 @@ struct PyLocation {
 // first use; nullptr when the table is full. Then count it with site_hit().
 CallSite* site_for(HookId api, const void* return_address, const PyLocation& py);
 
-// Adds one hit of `ticks` and `bytes` to `site`. `activity`: the
+// Adds one hit of `ticks` and `bytes` to `site` at the clock reading `now`. `activity`: the
 // hitting thread's count of launches and hits elsewhere (shim/thread_flags.h); when it moved
 // since the site's previous hit, this hit starts a new visit (a step of a loop, not more of
 // one burst). Relaxed: a race between two threads' hits can miscount one visit, no more.
-inline void site_hit(CallSite* site, uint64_t ticks, uint64_t bytes, uint64_t activity) {
+inline void site_hit(CallSite* site, uint64_t ticks, uint64_t bytes, uint64_t activity, uint64_t now) {
   if (site->last_activity.load(std::memory_order_relaxed) != activity || site->visits.load(std::memory_order_relaxed) == 0) {
     site->visits.fetch_add(1, std::memory_order_relaxed);
     site->last_activity.store(activity, std::memory_order_relaxed);
   }
   site->hits.fetch_add(1, std::memory_order_relaxed);
+  site->last_hit_ticks.store(now, std::memory_order_relaxed);
   if (ticks) site->ticks.fetch_add(ticks, std::memory_order_relaxed);
   if (bytes) site->bytes.fetch_add(bytes, std::memory_order_relaxed);
 }
@@ -88,6 +90,10 @@ inline void site_idle_after(CallSite* site, uint64_t ticks) {
   site->idle_after_ticks.fetch_add(ticks, std::memory_order_relaxed);
   site->idle_after_count.fetch_add(1, std::memory_order_relaxed);
 }
+
+// The clock at the first hit of the process's first call site (its first recorded CUDA
+// call): where its CUDA-active window starts (policy::in_steady_loop); 0 before any.
+uint64_t first_site_ticks();
 
 // Visits every call site (for reports and findings).
 template <typename F>

@@ -62,14 +62,74 @@ How a runtime finding is placed and judged (`policy/sync_rules.cpp`, `policy/use
   but is `info`, grouped per framework (`framework`: the top-level package, `jax` for
   `jax_plugins` and `jaxlib`), with the fix of `sync.inside-framework`; the shim logs it at
   the `info` level only, so it is not printed at the default level.
-- **Loops are loops.** A site is in the steady-state loop when its hits come in more
-  *visits* than the warm-up (`sync.warmup_hits`, 10). A visit is a run of hits with no
-  other work of the same thread in between: a hit starts a new visit when the thread
-  launched a kernel or made a call at another place (another Python line, or another
-  native return address) since the site's previous hit. The 52 parameter copies of one
-  `model.cuda()` are one visit (one burst), a `.item()` in every step is one visit per
-  step. The report gives `steps` (the visits of its busiest site), hits and blocked time
-  per step next to the share of wall.
+- **Whose sync it is** (`policy/host_framework.cpp`, the table `catalog/python_packages.def`).
+  torch, jax, cupy, cupyx, numpy and numba are *array libraries*: the user calls them
+  directly, so a sync reached through them from the user's innermost frame is the user's
+  and keeps its severity (`loss.item()` in the user's loop, `torch.cuda.synchronize()` whose
+  innermost frame is `torch/cuda/__init__.py`, `print(tensor)` through
+  `torch/_tensor_str.py`, `torch.nonzero`, a pageable `non_blocking` `.to()`). A sync whose
+  path from that frame passes through any other installed package, a *host framework*
+  (transformers, lightning, accelerate, deepspeed, ...), happens in that framework's own
+  loop: the user cannot remove it from their line. It is `info`, grouped per framework
+  (`framework`: the outermost host framework on the path, the one the user called), its
+  site reads `<the sync's own frame>, inside <framework>, reached from your line <line>`, and
+  its fix is the framework's row's (what the user can change: the Trainer's
+  `logging_nan_inf_filter` and `logging_steps`, Lightning's `log_every_n_steps` and
+  `self.log(..., on_step=False, sync_dist=False)`), or `sync.inside-framework`'s for a package
+  with no row. Evidence: on the H200 (torch 2.11, transformers 5.17) the clean `hf_trainer`
+  corpus program warned at its `trainer.train()` line (innermost frames
+  `transformers/trainer.py` `_inner_training_loop` and `_run_epoch`: the Trainer's own
+  per-step work) and at its `super().compute_loss()` line (innermost
+  `transformers/masking_utils.py` `find_packed_sequence_indices`: the model's mask
+  building, when no `attention_mask` is passed); the row's advice names the settings known
+  to sync per step in that code (not yet rerun on the H200 with them); the planted `loss.item()` in the user's `compute_loss` has the user's line as
+  its innermost frame and still warns. Where it fails: a host framework that only calls
+  back into the user's code (a sync in the user's callback is the user's, rightly), and a
+  sync in an array library reached from a host framework's *own thread* (no user frame:
+  already a framework's site). When the stack is deeper than a site keeps, the host
+  framework's outermost frame is kept next to the user's frame (`policy::keep_user_frame`),
+  so the answer does not depend on how deep the array library's frames go.
+- **Loops are loops: in visits and in time.** A site is in the steady-state loop when its
+  hits come in more *visits* than the warm-up (`sync.warmup_hits`, 10) and those visits are
+  spread over at least `sync.loop_share` (5) percent of the process's CUDA-active window:
+  from the first hit of its first call site (its first recorded CUDA call) to the latest hit
+  of any site. A visit is a run of hits with no other work of the same thread in between: a
+  hit starts a new visit when the thread launched a kernel or made a call at another place
+  (another Python line, or another native return address) since the site's previous hit.
+  The 52 parameter copies of one `model.cuda()` are one visit (one burst), a `.item()` in
+  every step is one visit per step. Visits alone took a start-up burst for a loop: DDP's
+  constructor broadcasts its parameters and sets up NCCL with kernels launched between its
+  syncs (65 visits at the user's `DistributedDataParallel(model)` line on the H200), in a
+  small part of the run; the training loop that follows spreads its visits over most of it.
+  Why a time share and not recurrence between other sites' visits: a clean loop may have a
+  single site (a `torch.cuda.synchronize()` between launches), so recurrence needs other
+  sites that a loop need not have, while every loop takes time. Why 5 %: a training loop
+  followed by an evaluation up to 19 times as long still counts, while a burst of a few
+  milliseconds in a run of seconds is far below it. Where it fails: a loop whose visits
+  cover less than 5 % of the window (a short loop before a phase 20 times longer that
+  makes CUDA calls, e.g. a long evaluation or a second job in the same process) is not
+  reported (set `sync.loop_share` lower, or 0 to judge by visits alone); a start-up burst
+  that lasts more than 5 % of a short run (NCCL's set-up in a job of a few seconds) still
+  is. The report gives `steps` (the visits of its busiest site), hits and blocked time per
+  step next to the share of wall.
+- **When it is decided.** The report and the exit summary judge the whole run, at exit.
+  The live log cannot know the run's end: it names a site at the first hit where the rule
+  holds over the window *so far* and the site's visits span at least one second, so a burst
+  early in the run (which fills the window so far) is never announced live, and a loop
+  shorter than a second has no live line: the exit summary and the report name it. (A
+  warning line for those at exit was tried: it made the SIGTERM-in-exit sweep,
+  preload.endings.sigterm_sweep, lose its report in 2 of 5 runs, and was left out.) A live
+  line can still be followed by a phase 20 times longer without the site; the exit summary
+  is then the one to believe.
+- **A run's totals are named once, at exit.** The module-load findings whose message is a
+  total of the run (`fatbin.mostly-other-archs`: the MiB of machine code loaded;
+  `module.load-slow`: the seconds spent loading) are logged at the last re-read of the
+  library watcher (at exit, where the report is written) with the figures the report holds,
+  not at the tick that crossed the threshold (which changed from run to run).
+- **A sync on a thread with no Python frame** (XLA's own threads: `jax.device_get(x)`
+  makes the main thread wait while an XLA thread calls `cuStreamSynchronize`) is its
+  library's site and info: not attributed to the Python thread that waits for it. Why not,
+  and what it would take: [python.md](python.md), "Syncs on threads with no Python frame".
 
 """
 

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "catalog/findings.h"
+#include "policy/host_framework.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/clock.h"
@@ -60,7 +61,7 @@ void announce(const CallSite& s, FindingId rule) {
   const char* api = hook_info(s.api).name;
   if (!framework.empty())
     log_message(LogLevel::info, "[{}] {} at {} [{}]: {}", row.name, row.title, where, api,
-                finding_info(FindingId::inside_framework).fix);
+                policy::framework_fix(framework));
   else if (row.severity == Severity::info)
     log_notice("[{}] {} at {} [{}]: {}", row.name, row.title, where, api, row.fix);
   else
@@ -120,7 +121,9 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     ts.last_place = place;
     ++ts.activity;
   }
-  rec::site_hit(s, ticks, f.bytes, ts.activity);
+  // The clock at this hit: the wrapper's own readings for a timed call, one read otherwise.
+  const uint64_t now = f.t0 != 0 ? f.t0 + ticks : now_ticks();
+  rec::site_hit(s, ticks, f.bytes, ts.activity, now);
   if (ticks != 0) {  // the timeline (trace): timed calls only, start from the wrapper's own clock read
     rec::ThreadSlot& slot = *rec::g_tls.slot;
     const uint64_t n = slot.trace_next.load(std::memory_order_relaxed);
@@ -156,11 +159,13 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
     s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
   }
-  // A site is classified once, by the first hit in the steady-state loop (policy::in_steady_loop:
-  // more visits than the warm-up, not merely more hits) that finds its first hit's
+  // A site is classified once, by the first hit that finds it in the steady-state loop so far
+  // (policy::steady_so_far: more visits than the warm-up, spread over sync.loop_share of the
+  // CUDA-active window so far and over at least a second, so that no start-up burst is
+  // announced; the report judges the whole run, policy::in_steady_loop) and its first hit's
   // capture finished (captured == 2, acquire: before that its api and stacks may still be
   // being written by that thread); it announces itself if that makes it a finding.
-  if (policy::in_steady_loop(*s) && !s->classified.load(std::memory_order_relaxed) &&
+  if (!s->classified.load(std::memory_order_relaxed) && policy::steady_so_far(*s, now) &&
       s->captured.load(std::memory_order_acquire) == 2 && !s->classified.exchange(true, std::memory_order_relaxed)) {
     const FindingId rule = policy::classify_site(*s);
     if (rule != FindingId::none) announce(*s, rule);

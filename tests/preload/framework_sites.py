@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
 """framework_sites.py: findings name the user's line, not a framework's, and count loops, not bursts.
 
-A stand-in framework, `torchlike`, is installed in a temporary site-packages folder; its
-functions reach the runtime test double through ctypes (PyDLL: the GIL stays held, so
-every CPython found runs the same readers). The child program:
-  - moves 52 buffers to the device once, at start-up, inside torchlike.to_device (a
+Two stand-in packages are installed in a temporary site-packages folder: an array library,
+`torch`, whose functions reach the runtime test double through ctypes (PyDLL: the GIL stays
+held, so every CPython found runs the same readers), and a host framework, `transformers`,
+whose Trainer runs the user's step in its own loop and reads a scalar back itself each step
+(catalog/python_packages.def). The child program:
+  - moves 52 buffers to the device once, at start-up, inside torch.to_device (a
     pageable async copy and a stream sync each): one burst, not a loop;
-  - starts torchlike's own thread, which allocates and frees pinned memory in a loop
+  - starts torch's own thread, which allocates and frees pinned memory in a loop
     (no frame of the program's on that thread's stack);
-  - runs 30 steps of a loop that reads a scalar back through torchlike.item, nine frames
-    deep inside torchlike, and does other work at another line.
+  - runs 30 steps of a loop that reads a scalar back through torch.item, nine frames
+    deep inside torch, and does other work at another line;
+  - calls transformers.Trainer.train (LINE-TRAIN), whose loop of 30 steps calls the user's
+    step (a read-back of the user's own at LINE-OWN) and then reads one back itself.
 The report must show:
   1. sync.scalar-readback as a warning at the program's line (LINE-USER), with the
-     torchlike frames kept under it, 30 steps;
+     torch frames kept under it, 30 steps;
   2. no finding at the start-up line (LINE-BURST): 52 copies in one burst are one visit;
-  3. memory.pinned-in-loop as info, framework "torchlike", and no "warning:" line for it;
+  3. memory.pinned-in-loop as info, framework "torch", and no "warning:" line for it;
   4. one blocking wait as one row of the API list: cuStreamSynchronize under
      cudaStreamSynchronize ("inner", "nested_calls"), its own blocked_ns 0;
   5. the exit summary once with the default settings, none with CUDASHIM_SUMMARY=0 (what
      `cudashim run` sets: its own summary is the one).
-  6. the report, its new fields included, matches docs/report-schema.md.
+  6. the report, its new fields included, matches docs/report-schema.md;
+  7. the Trainer's own read-back: info, framework "transformers", its row's fix, its site
+     "reached from your line" LINE-TRAIN, no "warning:" line; the user's own read-back inside
+     the Trainer's loop (LINE-OWN) a warning at that line.
 usage: framework_sites.py SHIM FAKECUDA_DIR CUDART_PATH SCHEMA_DOC
 """
 import ctypes
@@ -29,10 +36,12 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 TORCHLIKE = '''
 import ctypes
 import threading
+import time
 
 _rt = None
 
@@ -63,6 +72,7 @@ def to_device(dev, host_buffers):
 
 def _pin_loop(n):
     for _ in range(n):
+        time.sleep(0.001)
         p = ctypes.c_void_p()
         _rt.cudaHostAlloc(ctypes.byref(p), ctypes.c_size_t(65536), 0)
         _rt.cudaFreeHost(p)
@@ -74,20 +84,46 @@ def start_pinner(n):
     return t
 '''
 
+TRANSFORMERS = '''
+import torch
+
+
+class Trainer:
+    def __init__(self, step, out, dev):
+        self.step, self.out, self.dev = step, out, dev
+
+    def _log_loss(self):
+        return torch.item(self.out, self.dev)
+
+    def train(self, n):
+        for _ in range(n):
+            self.step()
+            self._log_loss()
+'''
+
 
 def child(cudart):
-    import torchlike
-    torchlike.init(cudart)
+    import torch
+    torch.init(cudart)
     rt = ctypes.PyDLL(cudart)
     dev = ctypes.c_void_p()
     assert rt.cudaMalloc(ctypes.byref(dev), ctypes.c_size_t(1 << 20)) == 0
     params = [ctypes.create_string_buffer(4096) for _ in range(52)]
-    torchlike.to_device(dev, params)  # LINE-BURST
-    pinner = torchlike.start_pinner(40)
+    torch.to_device(dev, params)  # LINE-BURST
+    pinner = torch.start_pinner(40)
     out, small = ctypes.create_string_buffer(4), ctypes.create_string_buffer(4)
     for _ in range(30):
-        torchlike.item(out, dev)  # LINE-USER
+        time.sleep(0.002)  # a step's own work: a loop takes time (sync.loop_share)
+        torch.item(out, dev)  # LINE-USER
         rt.cudaMemcpy(dev, small, ctypes.c_size_t(4), 1)
+    import transformers
+
+    def step():
+        time.sleep(0.002)
+        rt.cudaMemcpy(dev, small, ctypes.c_size_t(4), 1)
+        torch.item(out, dev)  # LINE-OWN
+
+    transformers.Trainer(step, out, dev).train(30)  # LINE-TRAIN
     pinner.join()
 
 
@@ -126,7 +162,7 @@ def check(ver, rep, stderr, errors):
     else:
         if rb[0]["severity"] != "warning":
             say(f"sync.scalar-readback at the user's line is {rb[0]['severity']}, not a warning")
-        if not any("torchlike" in p for p in sites[0]["python"]):
+        if not any("torch" in p for p in sites[0]["python"]):
             say(f"the frames under the user's line are gone: {sites[0]['python']}")
         if rb[0].get("steps") != 30 or sites[0].get("steps") != 30:
             say(f"steps {rb[0].get('steps')} (site {sites[0].get('steps')}), not the loop's 30")
@@ -139,13 +175,13 @@ def check(ver, rep, stderr, errors):
     # 3. the framework's own thread: info, named, not printed as a warning
     pin = by_id.get("memory.pinned-in-loop", [])
     if not pin:
-        say("no memory.pinned-in-loop for torchlike's own pinning thread")
+        say("no memory.pinned-in-loop for torch's own pinning thread")
     else:
-        if pin[0]["severity"] != "info" or pin[0].get("framework") != "torchlike":
-            say(f"torchlike's own pinned loop is {pin[0]['severity']}, framework {pin[0].get('framework')!r}")
+        if pin[0]["severity"] != "info" or pin[0].get("framework") != "torch":
+            say(f"torch's own pinned loop is {pin[0]['severity']}, framework {pin[0].get('framework')!r}")
         if "nothing to do in your code" not in pin[0]["fix"]:
             say(f"its fix does not say there is nothing to do: {pin[0]['fix']!r}")
-        if not all("inside torchlike" in s["where"] for s in pin[0]["sites"]):
+        if not all("inside torch" in s["where"] for s in pin[0]["sites"]):
             say(f"its sites do not name the framework: {[s['where'] for s in pin[0]['sites']]}")
     if "warning: [memory.pinned-in-loop]" in stderr:
         say("the framework's own finding printed as a warning line")
@@ -156,6 +192,23 @@ def check(ver, rep, stderr, errors):
         say(f"cuStreamSynchronize is not listed under cudaStreamSynchronize: {outer} / {inner}")
     elif inner.get("blocked_ns", 0) != 0:
         say(f"cuStreamSynchronize still counts the runtime's waits as its own: {inner}")
+    # 7. the host framework's own sync, reached from the user's line, and the user's own inside its loop
+    own, train = f"{base}:{line_of('LINE-OWN')} ", f"{base}:{line_of('LINE-TRAIN')} "
+    hosted = [f for f in rep["findings"] if f.get("framework") == "transformers"]
+    if not hosted:
+        say(f"no finding of the host framework transformers: {[(f['id'], f.get('framework')) for f in rep['findings']]}")
+    for f in hosted:
+        if f["severity"] != "info" or "logging_nan_inf_filter" not in f["fix"]:
+            say(f"the Trainer's own {f['id']} is {f['severity']}, fix {f['fix']!r}")
+        if not all("inside transformers, reached from your line " in s["where"] and s["where"].find(train.strip()) > 0
+                   for s in f["sites"]):
+            say(f"the Trainer's own sites do not say the line they are reached from: {[s['where'] for s in f['sites']]}")
+    if any("warning:" in line and "reached from your line" in line for line in stderr.splitlines()):
+        say("the Trainer's own read-back printed as a warning line")
+    mine = [f for f in rb if any(os.path.basename(s["where"]).startswith(own) for s in f["sites"])]
+    if not mine or mine[0]["severity"] != "warning":
+        say(f"the user's own read-back inside the Trainer's loop ({own.strip()}) is no warning: "
+            f"{[(f['id'], f['severity'], [s['where'] for s in f['sites']]) for f in rep['findings']]}")
 
 
 def main():
@@ -163,10 +216,13 @@ def main():
     checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hygiene", "check_report_schema.py")
     errors, ran = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        pkg = os.path.join(tmp, "lib", "python3.99", "site-packages", "torchlike")
+        pkg = os.path.join(tmp, "lib", "python3.99", "site-packages", "torch")
         os.makedirs(pkg)
         with open(os.path.join(pkg, "__init__.py"), "w") as f:
             f.write(TORCHLIKE)
+        os.makedirs(os.path.join(os.path.dirname(pkg), "transformers"))
+        with open(os.path.join(os.path.dirname(pkg), "transformers", "__init__.py"), "w") as f:
+            f.write(TRANSFORMERS)
         for py in interpreters():
             ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
                                  text=True).stdout.strip()

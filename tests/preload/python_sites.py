@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def child(cudart):
@@ -29,12 +30,14 @@ def child(cudart):
     assert held.cudaMalloc(ctypes.byref(buf), ctypes.c_size_t(64)) == 0
     out = ctypes.create_string_buffer(4)
     for _ in range(30):
+        time.sleep(0.001)  # a step's own work: a loop takes time (sync.loop_share, docs/findings.md)
         held.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2)
         held.cudaStreamSynchronize(None)  # LINE-HELD
     for _ in range(30):
         # Work at another place between the steps, as a real loop has (a kernel, the next
         # batch): where no Python line can be read (3.9, GIL released) the copy and the sync
         # share one native place, and without it the 30 steps would read as one burst.
+        time.sleep(0.001)
         held.cudaMemset(buf, 0, ctypes.c_size_t(4))
         released.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2)
         released.cudaStreamSynchronize(None)  # LINE-RELEASED

@@ -37,7 +37,9 @@ assert cudart.cudaMalloc(ctypes.byref(buf), ctypes.c_size_t(64)) == 0
 out = ctypes.create_string_buffer(4)
 """
 PROGRAMS = {
-    "readback.py": PRELUDE + """for _ in range(30):
+    "readback.py": PRELUDE + """import time
+for _ in range(30):
+    time.sleep(0.001)  # a step's own work: a loop takes time (sync.loop_share)
     cudart.cudaMemcpy(buf, out, ctypes.c_size_t(4), 1)  # a small host-to-device copy: no finding
     if planted:
         cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaStreamSynchronize(None)  # PLANTED
@@ -58,8 +60,10 @@ cudart.cudaFree(buf)
 y = 2  # PLANTED
 """,
     os.path.join("site-packages", "fakefw", "__init__.py"): """import ctypes
+import time
 def poll(cudart, buf, out, n):
     for _ in range(n):
+        time.sleep(0.001)
         cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaStreamSynchronize(None)
 """,
 }
