@@ -161,17 +161,10 @@ std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs, 
 // Triton's toolchain, live: once Triton's native library is loaded and the device's
 // SM is known (from a module load), its ptxas and libcuda discovery are checked once.
 std::string loaded_triton_package() {
-  std::string found;
-  symbols::walk_objects(
-      [](dl_phdr_info* info, size_t, void* data) -> int {
-        const char* n = info->dlpi_name;
-        const char* hit = n ? std::strstr(n, "/triton/_C/libtriton") : nullptr;
-        if (hit == nullptr) return 0;
-        *static_cast<std::string*>(data) = std::string(n, hit + std::strlen("/triton"));
-        return 1;
-      },
-      &found);
-  return found;
+  for (const std::string& path : symbols::loaded_object_paths())
+    if (const size_t hit = path.find("/triton/_C/libtriton"); hit != std::string::npos)
+      return path.substr(0, hit + std::strlen("/triton"));
+  return "";
 }
 
 std::vector<Finding> triton_live(const std::string& package, int sm, bool driver_loaded) {

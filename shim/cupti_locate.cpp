@@ -7,32 +7,14 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "symbols/path_names.h"
 #include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
 namespace {
 
-struct Loaded {
-  std::string cupti, cudart;
-};
-
-std::string base_name(const std::string& p) {
-  const size_t slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
-std::string dir_name(const std::string& p) {
-  const size_t slash = p.rfind('/');
-  return slash == std::string::npos ? "." : p.substr(0, slash);
-}
-
-int collect(dl_phdr_info* info, size_t, void* data) {
-  auto* l = static_cast<Loaded*>(data);
-  if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
-  const std::string path = info->dlpi_name, base = base_name(path);
-  if (l->cupti.empty() && base.rfind("libcupti.so", 0) == 0) l->cupti = path;
-  if (l->cudart.empty() && base.rfind("libcudart.so.", 0) == 0) l->cudart = path;
-  return 0;
-}
+using symbols::base_name;
+using symbols::dir_name;
 
 // The major of a soname's first number: libcudart.so.12 -> 12.
 int soname_major(const std::string& path) {
@@ -51,14 +33,18 @@ bool ends_with(const std::string& s, const char* tail) {
 CuptiLocation locate_cupti(int driver_version) {
   CuptiLocation r;
   r.found_by = "";
-  Loaded l;
-  symbols::walk_objects(collect, &l);
-  if (!l.cupti.empty()) {
-    r.path = l.cupti, r.found_by = "already loaded in the process", r.major = soname_major(l.cupti);
+  std::string cupti, cudart;  // the first of each loaded
+  for (const std::string& path : symbols::loaded_object_paths()) {
+    const std::string base = base_name(path);
+    if (cupti.empty() && base.rfind("libcupti.so", 0) == 0) cupti = path;
+    if (cudart.empty() && base.rfind("libcudart.so.", 0) == 0) cudart = path;
+  }
+  if (!cupti.empty()) {
+    r.path = cupti, r.found_by = "already loaded in the process", r.major = soname_major(cupti);
     return r;
   }
   r.tried = "no libcupti loaded in the process";
-  r.major = l.cudart.empty() ? driver_version / 1000 : soname_major(l.cudart);
+  r.major = cudart.empty() ? driver_version / 1000 : soname_major(cudart);
   const std::string file = "libcupti.so." + std::to_string(r.major);
   auto try_path = [&](const std::string& p, const char* why) {
     if (access(p.c_str(), R_OK) == 0) {
@@ -68,8 +54,8 @@ CuptiLocation locate_cupti(int driver_version) {
     r.tried += "; " + p + " (absent)";
     return false;
   };
-  if (!l.cudart.empty()) {
-    const std::string dir = dir_name(l.cudart);
+  if (!cudart.empty()) {
+    const std::string dir = dir_name(cudart);
     if (try_path(dir + "/" + file, "next to the loaded libcudart")) return r;
     if (ends_with(dir, "/nvidia/cuda_runtime/lib") &&
         try_path(dir.substr(0, dir.size() - std::strlen("cuda_runtime/lib")) + "cuda_cupti/lib/" + file,

@@ -1,4 +1,5 @@
 // loaded_libraries.cpp: the live library inventory.
+#include "symbols/path_names.h"
 #include "symbols/loaded_libraries.h"
 
 #include <link.h>
@@ -102,14 +103,6 @@ LoadedObject read_object(const dl_phdr_info* info) {
   return o;
 }
 
-std::string base_name(const std::string& p) {
-  const size_t s = p.rfind('/');
-  return s == std::string::npos ? p : p.substr(s + 1);
-}
-std::string dir_name(const std::string& p) {
-  const size_t s = p.rfind('/');
-  return s == std::string::npos ? "." : p.substr(0, s);
-}
 std::string real_dir(const std::string& dir) {
   char buf[PATH_MAX];
   return realpath(dir.c_str(), buf) ? std::string(buf) : dir;

@@ -12,6 +12,8 @@
 #include <link.h>
 
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace cudashim::symbols {
 
@@ -24,6 +26,19 @@ inline std::mutex& walk_mutex() {
 inline int walk_objects(int (*callback)(dl_phdr_info*, size_t, void*), void* data) {
   std::lock_guard<std::mutex> lock(walk_mutex());
   return dl_iterate_phdr(callback, data);
+}
+
+// The path of every loaded object that has one (not the main program, not the vDSO), in load order.
+inline std::vector<std::string> loaded_object_paths() {
+  std::vector<std::string> out;
+  walk_objects(
+      [](dl_phdr_info* info, size_t, void* data) -> int {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != '\0')
+          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        return 0;
+      },
+      &out);
+  return out;
 }
 
 }  // namespace cudashim::symbols

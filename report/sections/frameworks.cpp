@@ -23,17 +23,10 @@ constexpr Marker kMarkers[] = {
     {"cupy", {"/cupy/", "/cupy_backends/", nullptr}},
 };
 
-int collect(dl_phdr_info* info, size_t, void* data) {
-  if (info->dlpi_name != nullptr && info->dlpi_name[0] == '/')
-    static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
-  return 0;
-}
-
 }  // namespace
 
 void write_frameworks(JsonWriter& w, const ReportContext&) {
-  std::vector<std::string> loaded;
-  symbols::walk_objects(collect, &loaded);
+  const std::vector<std::string> loaded = symbols::loaded_object_paths();
   std::vector<std::string> in_use;  // framework names, and one loaded file of each
   std::vector<std::string> paths;
   for (const Marker& m : kMarkers)
