@@ -77,7 +77,6 @@ if step managed; then
   cat "$OUT/managed/table.md"
 fi
 
-if step doctor; then
 if step precise; then
   say "== precise: gpu/realworld/precise_compare.py"
   mkdir -p "$OUT/precise"
@@ -90,6 +89,7 @@ if step precise; then
   cat "$OUT/precise/table.md"
 fi
 
+if step doctor; then
 say "== doctor: the host's torch"
 mkdir -p "$OUT/doctor"
 SP=$(python3 -c 'import torch, os; print(os.path.dirname(os.path.dirname(torch.__file__)))')
@@ -127,7 +127,7 @@ fi
 if step sampling; then
   say "== sampling: bench/gpu_sampling_overhead.py (NVML sampling on and off, ABAB)"
   mkdir -p "$OUT/sampling"
-  ROUNDS=${SAMPLING_ROUNDS:-6} timeout -k 5 240 python3 bench/gpu_sampling_overhead.py "$SITE/cudashim/lib/libcudashim.so" \
+  env -u STEPS ROUNDS=${SAMPLING_ROUNDS:-6} timeout -k 5 240 python3 bench/gpu_sampling_overhead.py "$SITE/cudashim/lib/libcudashim.so" \
     "$OUT/sampling" > "$OUT/sampling.log" 2>&1
   say "gpu_sampling_overhead: exit $?"
   cat "$OUT/sampling/sampling.md" 2>/dev/null || tail -n 20 "$OUT/sampling.log"
