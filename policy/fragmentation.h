@@ -15,9 +15,17 @@ namespace cudashim::policy {
 inline constexpr uint64_t kFragMinBytes = 256ull << 20;
 inline constexpr double kFragMinShare = 0.20;
 
+// Fragmentation costs a run only when memory runs short: a fragmented device is a warning when
+// it ran out (an OOM snapshot, or torch retried an allocation) or when torch's peak reserved
+// reached this share of the device's memory (NVML's total, recorder/gpu_samples.h), or when
+// that total is unknown; otherwise it is info. The transformers Trainer of the H200 corpus:
+// 346 MiB of split remainders at peak, 26 % of a 1.3 GiB peak reserved, on a 141 GiB device.
+inline constexpr double kFragPressureShare = 0.50;
+
 struct TorchVerdicts {
-  uint64_t fragmented_devices = 0;  // alloc.fragmentation
-  uint64_t alloc_retries = 0;       // alloc.torch-retries: num_alloc_retries, all devices
+  uint64_t fragmented_devices = 0;      // alloc.fragmentation
+  uint64_t fragmented_under_pressure = 0;  // of them, those where it could cost the run (above)
+  uint64_t alloc_retries = 0;           // alloc.torch-retries: num_alloc_retries, all devices
 };
 TorchVerdicts torch_verdicts();
 

@@ -21,6 +21,10 @@ namespace cudashim::policy {
 namespace {
 
 SyncThresholds g_thresholds;
+constexpr const char* kFragRoomyFix =
+    "nothing to do for this run: no allocation ran short (no out-of-memory, no retry) and torch's peak reserved "
+    "stayed under half the device's memory; if the job grows, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+    "returns the split remainders";
 constexpr uint64_t kSmallH2D = 64 * 1024;  // "not the small host-to-device ones"
 
 struct SiteView {
@@ -32,6 +36,7 @@ struct Agg {
   uint64_t count = 0, ticks = 0, steps = 0;
   uint64_t idle_after_ticks = 0;  // GPU idle after its sites' drains (recorder::CallSite::idle_after_ticks)
   std::vector<SiteView> sites;
+  const char* info_fix = nullptr;  // set: the finding is info this run, and this is why (instead of the row's fix)
 };
 
 // The findings of frameworks' own sites, one Agg per (finding, framework).
@@ -71,36 +76,56 @@ std::string describe_site(const recorder::CallSite& s) {
   return fw.empty() ? where : fmt::format("{}, inside {}", where, fw);
 }
 
-uint64_t last_site_ticks() {
-  uint64_t end = 0;
-  recorder::for_each_site([&](const recorder::CallSite& s) { end = std::max(end, s.last_hit_ticks.load(std::memory_order_relaxed)); });
-  return end;
+uint64_t loop_window_ticks() {
+  // The union of the candidates' spans [first hit, last hit]: the time the program spent in
+  // phases that repeat. Set-up that makes a CUDA call and then runs for seconds on the host
+  // (Lightning's Trainer before its first step) is no part of it.
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  recorder::for_each_site([&](const recorder::CallSite& s) {
+    if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits) return;
+    const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
+    const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
+    if (last > first) spans.emplace_back(first, last);
+  });
+  std::sort(spans.begin(), spans.end());
+  uint64_t total = 0, open = 0, close = 0;
+  for (const auto& [first, last] : spans) {
+    if (close == 0 || first > close) {
+      total += close - open;
+      open = first, close = last;
+    } else {
+      close = std::max(close, last);
+    }
+  }
+  return total + (close - open);
 }
 
 namespace {
 
-// True when the site's hits, first to last, span at least sync.loop_share percent of the window
-// [the first site's first hit, end].
-bool spread_over_window(const recorder::CallSite& s, uint64_t end) {
-  if (g_thresholds.loop_share_pct == 0) return true;
-  const uint64_t start = recorder::first_site_ticks();
+// True when the site's hits, first to last, span at least sync.loop_share percent of `window` ticks.
+bool spread_over(const recorder::CallSite& s, uint64_t window) {
+  if (g_thresholds.loop_share_pct == 0 || window == 0) return true;
   const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
   const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
-  if (end <= start || last <= first) return end <= start;
+  if (last <= first) return false;
   // 128 bits: ticks times 100 would overflow 64 after about two years of TSC ticks.
   return static_cast<unsigned __int128>(last - first) * 100 >=
-         static_cast<unsigned __int128>(g_thresholds.loop_share_pct) * (end - start);
+         static_cast<unsigned __int128>(g_thresholds.loop_share_pct) * window;
 }
 
 }  // namespace
 
-bool in_steady_loop(const recorder::CallSite& s, uint64_t end) {
+bool in_steady_loop(const recorder::CallSite& s, uint64_t window) {
   if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits) return false;
-  return spread_over_window(s, end != 0 ? end : last_site_ticks());
+  return spread_over(s, window != 0 ? window : loop_window_ticks());
 }
 
 bool steady_so_far(const recorder::CallSite& s, uint64_t now) {
-  if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits || !spread_over_window(s, now)) return false;
+  // The window so far, from the first site's first hit: walking the table for the candidates'
+  // spans at every hit would cost a hook too much, and the second below keeps bursts out.
+  const uint64_t start = recorder::first_site_ticks();
+  if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits || !spread_over(s, now > start ? now - start : 0))
+    return false;
   // kLiveMinSpanNs in ticks, worked out once (the first site past its warm-up, a while after
   // start-up: the calibration behind ticks_to_ns is good to well under a percent by then), so
   // that a hit pays no conversion.
@@ -132,9 +157,9 @@ Severity finding_severity(FindingId f, const std::string& framework) {
 namespace {
 
 void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<FrameworkAgg>& by_framework) {
-  const uint64_t end = last_site_ticks();
+  const uint64_t window = loop_window_ticks();
   recorder::for_each_site([&](const recorder::CallSite& s) {
-    if (!in_steady_loop(s, end)) return;
+    if (!in_steady_loop(s, window)) return;
     const uint64_t hits = s.hits.load(std::memory_order_relaxed);
     const uint64_t ticks = s.ticks.load(std::memory_order_relaxed);
     const std::string framework = site_framework(s);
@@ -179,7 +204,9 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<Fram
   if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(FindingId::launch_blocking)].count = 1;
   // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/fragmentation.h).
   const TorchVerdicts tv = torch_verdicts();
-  agg[static_cast<int>(FindingId::torch_fragmentation)].count += tv.fragmented_devices;
+  Agg& frag = agg[static_cast<int>(FindingId::torch_fragmentation)];
+  frag.count += tv.fragmented_devices;
+  if (tv.fragmented_devices > 0 && tv.fragmented_under_pressure == 0) frag.info_fix = kFragRoomyFix;
   agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
@@ -194,8 +221,9 @@ void for_each_finding(F&& f) {
   auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };
   auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
-    FindingResult r{id, a.count, ticks_to_ns(a.ticks), {}, framework, finding_severity(id, framework), a.steps,
-                    framework.empty() ? finding_info(id).fix : framework_fix(framework)};
+    FindingResult r{id, a.count, ticks_to_ns(a.ticks), {}, framework,
+                    a.info_fix != nullptr ? Severity::info : finding_severity(id, framework), a.steps,
+                    a.info_fix != nullptr ? a.info_fix : framework.empty() ? finding_info(id).fix : framework_fix(framework)};
     r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     f(std::move(r));

@@ -26,23 +26,27 @@ const SyncThresholds& sync_thresholds();
 // Returns what a call site in the steady state shows, or FindingId::none.
 FindingId classify_site(const recorder::CallSite& s);
 
-// True when the site recurs across the program's steady-state loop, judged over the window
-// [the first site's first hit, `end`]: more visits than the warm-up (sync.warmup_hits), a visit
-// being a run of hits with no other work of the thread between them (no launch, no hit at
-// another place: recorder::site_hit), and those visits spread over at least sync.loop_share
-// percent of the window. 52 copies of one model.cuda() are one visit; DDP's constructor, 65
-// syncs with launches between them in a few milliseconds, is 65 visits but no loop; a
-// read-back in every step of a loop is one visit per step, over the loop's share of the run.
-// `end` 0: the latest hit of any site (the report and the exit summary: the whole run).
-bool in_steady_loop(const recorder::CallSite& s, uint64_t end = 0);
+// True when the site recurs across the program's steady-state loop: more visits than the
+// warm-up (sync.warmup_hits), a visit being a run of hits with no other work of the thread
+// between them (no launch, no hit at another place: recorder::site_hit), and those visits
+// spread over at least sync.loop_share percent of the loop window (loop_window_ticks). 52
+// copies of one model.cuda() are one visit; DDP's constructor, 65 syncs with launches between
+// them in 12 ms, is 65 visits but no loop (2 % of the window on the H200); a read-back in every
+// step of a loop is one visit per step, over the loop's share of the window.
+// `window` 0: loop_window_ticks() (pass it when testing many sites: computing it walks the table).
+bool in_steady_loop(const recorder::CallSite& s, uint64_t window = 0);
 
-// The latest hit of any site: where the CUDA-active window ends for the whole run (pass it to
-// in_steady_loop when testing many sites: computing it walks the table).
-uint64_t last_site_ticks();
+// The loop window of the whole run, in ticks: the union of the spans (first hit to last) of
+// the sites with more visits than the warm-up, the time the program spent repeating itself.
+// Not the process's CUDA-active window from its first call: a framework's set-up of several
+// seconds between an early CUDA call and the first step (Lightning's Trainer, 8 s on the H200)
+// made a 40-step loop 4 % of that window.
+uint64_t loop_window_ticks();
 
 // The live log's test at a hit at clock `now` (shim/sync_observer.cpp): in_steady_loop over the
-// window so far, and the visits spread over at least kLiveMinSpanNs, so that a burst early in the
-// run, which fills the window so far, is not announced before the run has gone on without it.
+// window so far (from the first site's first hit: the loop window would walk the table), and
+// the visits spread over at least kLiveMinSpanNs, so that a burst early in the run, which fills
+// the window so far, is not announced before the run has gone on without it.
 inline constexpr uint64_t kLiveMinSpanNs = 1000000000ull;
 bool steady_so_far(const recorder::CallSite& s, uint64_t now);
 
@@ -84,7 +88,7 @@ struct FindingResult {
   std::string framework;  // "" for the user's own sites (policy::site_framework)
   Severity severity;      // finding_severity
   uint64_t steps;         // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
-  const char* fix;        // the row's fix, or for a framework's sites policy::framework_fix
+  const char* fix;        // the row's fix, for a framework's sites policy::framework_fix, or why it is info this run
   uint64_t gpu_idle_after_ns = 0;  // GPU idle from its sites' drains to the next submitted work (shim/drain_idle.h)
 };
 

@@ -94,9 +94,9 @@ std::string render_trace(int pid, uint64_t start_ticks, uint64_t start_mono_ns) 
       events.add(TraceGpuEvent{e.device, (e.type & symbols::kNvmlEventXidCritical) ? "xid" : "double_bit_ecc", e.data,
                                mono_us(e.t_ns)});
     // Findings: an instant event when their first site was first hit.
-    const uint64_t end = policy::last_site_ticks();
+    const uint64_t window = policy::loop_window_ticks();
     recorder::for_each_site([&](const recorder::CallSite& s) {
-      if (!policy::in_steady_loop(s, end)) return;  // the report's rule: a burst is no finding
+      if (!policy::in_steady_loop(s, window)) return;  // the report's rule: a burst is no finding
       const FindingId f = policy::classify_site(s);
       if (f == FindingId::none) return;
       events.add(TraceFinding{finding_info(f).name, us(s.first_hit_ticks.load(std::memory_order_relaxed)),

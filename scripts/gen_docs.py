@@ -91,30 +91,37 @@ How a runtime finding is placed and judged (`policy/sync_rules.cpp`, `policy/use
   so the answer does not depend on how deep the array library's frames go.
 - **Loops are loops: in visits and in time.** A site is in the steady-state loop when its
   hits come in more *visits* than the warm-up (`sync.warmup_hits`, 10) and those visits are
-  spread over at least `sync.loop_share` (5) percent of the process's CUDA-active window:
-  from the first hit of its first call site (its first recorded CUDA call) to the latest hit
-  of any site. A visit is a run of hits with no other work of the same thread in between: a
-  hit starts a new visit when the thread launched a kernel or made a call at another place
-  (another Python line, or another native return address) since the site's previous hit.
-  The 52 parameter copies of one `model.cuda()` are one visit (one burst), a `.item()` in
-  every step is one visit per step. Visits alone took a start-up burst for a loop: DDP's
-  constructor broadcasts its parameters and sets up NCCL with kernels launched between its
-  syncs (65 visits at the user's `DistributedDataParallel(model)` line on the H200), in a
-  small part of the run; the training loop that follows spreads its visits over most of it.
+  spread over at least `sync.loop_share` (5) percent of the run's *loop window*: the union of
+  the spans, first hit to last, of every site with more visits than the warm-up, the time
+  the program spent repeating itself. A visit is a run of hits with no other work of the
+  same thread in between: a hit starts a new visit when the thread launched a kernel or made
+  a call at another place (another Python line, or another native return address) since the
+  site's previous hit. The 52 parameter copies of one `model.cuda()` are one visit (one
+  burst), a `.item()` in every step is one visit per step. Visits alone took a start-up
+  burst for a loop: DDP's constructor broadcasts its parameters and sets up NCCL with
+  kernels launched between its syncs (65 visits in 13 ms at the user's
+  `DistributedDataParallel(model)` line on the H200), 2 % of the loop window; the training
+  loop's `torch.cuda.synchronize()` that follows spans 17 % of it (104 ms of 630 ms, 40
+  steps). Why the loop window and not the whole CUDA-active time from the first CUDA call:
+  frameworks spend seconds on the host between an early CUDA call and the first step
+  (Lightning's Trainer: 8 s on the H200), which made a 40-step loop 4 % of the run and hid
+  it (seen on the corpus: the planted `empty_cache()` in Lightning, the planted
+  `synchronize()` in DDP and the planted allocation in CuPy were all missed by that rule).
   Why a time share and not recurrence between other sites' visits: a clean loop may have a
   single site (a `torch.cuda.synchronize()` between launches), so recurrence needs other
   sites that a loop need not have, while every loop takes time. Why 5 %: a training loop
   followed by an evaluation up to 19 times as long still counts, while a burst of a few
-  milliseconds in a run of seconds is far below it. Where it fails: a loop whose visits
-  cover less than 5 % of the window (a short loop before a phase 20 times longer that
-  makes CUDA calls, e.g. a long evaluation or a second job in the same process) is not
-  reported (set `sync.loop_share` lower, or 0 to judge by visits alone); a start-up burst
-  that lasts more than 5 % of a short run (NCCL's set-up in a job of a few seconds) still
-  is. The report gives `steps` (the visits of its busiest site), hits and blocked time per
-  step next to the share of wall.
+  milliseconds next to a loop of a second is far below it. Where it fails: a loop whose
+  visits cover less than 5 % of the loop window (a short loop before a repeating phase 20
+  times longer, e.g. a long evaluation or a second job in the same process) is not reported
+  (set `sync.loop_share` lower, or 0 to judge by visits alone); a burst with no loop beside
+  it (a program whose only repeated CUDA work is its start-up) is the loop window itself,
+  and is judged by visits alone. The report gives `steps` (the visits of its busiest site),
+  hits and blocked time per step next to the share of wall.
 - **When it is decided.** The report and the exit summary judge the whole run, at exit.
   The live log cannot know the run's end: it names a site at the first hit where the rule
-  holds over the window *so far* and the site's visits span at least one second, so a burst
+  holds over the window *so far* (from the first CUDA call: the loop window would cost each
+  hit a walk of the table) and the site's visits span at least one second, so a burst
   early in the run (which fills the window so far) is never announced live, and a loop
   shorter than a second has no live line: the exit summary and the report name it. (A
   warning line for those at exit was tried: it made the SIGTERM-in-exit sweep,

@@ -8,9 +8,12 @@ the shim reads its Python line) in one of three shapes:
     a long loop elsewhere (40 steps, 25 ms apart, a read-back at LINE-LOOP);
   - short: a genuine loop of 15 steps, 2 ms apart, and nothing after it;
   - train_eval: a training loop of 15 steps (a device sync at LINE-TRAIN, 20 ms apart), then a
-    longer evaluation of 40 steps (a read-back at LINE-EVAL, 25 ms apart) without it.
+    longer evaluation of 40 steps (a read-back at LINE-EVAL, 25 ms apart) without it;
+  - late: as a Lightning Trainer, one early CUDA call (a copy at LINE-SETUP), then 1.5 s of
+    host-only set-up, then a short loop of 15 steps, 2 ms apart (a device sync at LINE-LATE):
+    the loop is 2 % of the time from the first CUDA call, all of the time the program repeats.
 The report must show no finding at LINE-BURST, and sync.explicit-in-loop (a warning) at
-LINE-SHORT and at LINE-TRAIN, sync.scalar-readback at LINE-LOOP and LINE-EVAL. The live log
+LINE-SHORT, LINE-TRAIN and LINE-LATE, sync.scalar-readback at LINE-LOOP and LINE-EVAL. The live log
 must agree with the report: no live warning at LINE-BURST, and the exit summary names each
 finding and not LINE-BURST. The shapes' sleeps only spread the visits; nothing here is timed.
 usage: loop_spread.py SHIM FAKECUDA_DIR CUDART_PATH
@@ -65,6 +68,13 @@ def child(cudart, shape):
         for _ in range(40):
             time.sleep(0.025)
             readback(lambda: rt.cudaStreamSynchronize(None))  # LINE-EVAL
+    elif shape == "late":
+        rt.cudaMemcpy(out, dev, ctypes.c_size_t(4), 2)  # LINE-SETUP
+        time.sleep(1.5)
+        for _ in range(15):
+            time.sleep(0.002)
+            launch()
+            rt.cudaDeviceSynchronize()  # LINE-LATE
 
 
 def line_of(tag):
@@ -80,6 +90,7 @@ EXPECT = {
     "burst": ({"LINE-LOOP": "sync.scalar-readback"}, ["LINE-BURST"]),
     "short": ({"LINE-SHORT": "sync.explicit-in-loop"}, []),
     "train_eval": ({"LINE-TRAIN": "sync.explicit-in-loop", "LINE-EVAL": "sync.scalar-readback"}, []),
+    "late": ({"LINE-LATE": "sync.explicit-in-loop"}, ["LINE-SETUP"]),
 }
 
 

@@ -17,6 +17,11 @@ Scenarios, run on every CPython found (3.11, 3.12, 3.13):
   healthy     300 MiB reserved for a 290 MiB peak, then freed (a plain cache): no finding
   split       600 MiB reserved and allocated, then 300 MiB freed inside segments still in
               use (inactive_split_bytes): alloc.fragmentation with no peak overhead
+  roomy       split, and the process lives until the shim's sampler has read NVML's memory
+              (80 GiB on the double): no allocation ran short and 600 MiB is under half the
+              device, so alloc.fragmentation is info, its fix says there is nothing to do
+  tight       roomy on a device of 1 GiB (FAKECUDA_TOTAL_MEM): 600 MiB is over half of it,
+              alloc.fragmentation is a warning with the row's fix
   oom         a 512 MiB cap denies torch's next segment in the main thread; torch frees
               its 12 cached segments (not churn) and retries; the snapshot of that moment
               shows 312 MiB reserved for 10 MiB allocated
@@ -125,12 +130,15 @@ def child(scenario, cudart):
         assert tc.reserve(300 * MiB) == 0
         tc.allocate(290 * MiB)
         tc.free(290 * MiB)
-    elif scenario == "split":
+    elif scenario in ("split", "roomy", "tight"):
         assert tc.reserve(600 * MiB) == 0
         tc.allocate(600 * MiB)
         tc.free(300 * MiB)
         tc.stats["inactive_split_bytes.all.current"] = 300 * MiB
         tc.stats["inactive_split_bytes.all.peak"] = 300 * MiB
+        if scenario != "split":
+            import time
+            time.sleep(2.5)                   # the sampler reads NVML about once a second
     elif scenario == "interrupt":
         assert tc.reserve(300 * MiB) == 0
         tc.raise_in_stats = True
@@ -180,7 +188,7 @@ def main():
         for py in interpreters():
             ver = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True,
                                  text=True).stdout.strip()
-            scenarios = ["fragmented", "peaks", "healthy", "split", "oom", "interrupt", "not_init", "no_torch", "off"] if py == sys.executable \
+            scenarios = ["fragmented", "peaks", "healthy", "split", "roomy", "tight", "oom", "interrupt", "not_init", "no_torch", "off"] if py == sys.executable \
                 else ["fragmented", "oom"]
             for sc in scenarios:
                 errs = run_one(py, ver, sc, shim, fake, cudart, schema, pkg)
@@ -203,6 +211,8 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
             env["CUDASHIM_MEM_CAP"] = "512MiB"
         if sc == "off":
             env["CUDASHIM_TORCH_COUNTERS"] = "0"
+        if sc == "tight":
+            env["FAKECUDA_TOTAL_MEM"] = str(1 << 30)
         p = subprocess.run([py, __file__, "--child", sc, cudart], env=env, capture_output=True, text=True, timeout=120)
         if p.returncode != 0:
             return [f"child exited {p.returncode}: {p.stderr[-800:]}"]
@@ -218,7 +228,8 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
     tm = rep["torch_memory"]
     snaps = {s["moment"]: s["devices"] for s in tm["snapshots"]}
     ids = {f["id"]: f["count"] for f in rep["findings"]}
-    want_state = {"fragmented": "read", "peaks": "read", "healthy": "read", "split": "read", "interrupt": "read", "oom": "read", "not_init": "torch_cuda_not_initialized",
+    by_id = {f["id"]: f for f in rep["findings"]}
+    want_state = {"fragmented": "read", "peaks": "read", "healthy": "read", "split": "read", "roomy": "read", "tight": "read", "interrupt": "read", "oom": "read", "not_init": "torch_cuda_not_initialized",
                   "no_torch": "no_torch", "off": "off"}[sc]
     if tm["state"] != want_state:
         errs.append(f"state {tm['state']!r}, expected {want_state!r}")
@@ -270,6 +281,14 @@ def run_one(py, ver, sc, shim, fake, cudart, schema, pkg):
                    inactive_split_peak_bytes=300 * MiB, fragmented=True)
         if ids.get("alloc.fragmentation") != 1:
             errs.append(f"findings {ids}: expected alloc.fragmentation from the inactive split bytes")
+    elif sc in ("roomy", "tight"):
+        f = by_id.get("alloc.fragmentation")
+        want = "info" if sc == "roomy" else "warning"
+        if f is None:
+            errs.append(f"findings {ids}: expected alloc.fragmentation from the inactive split bytes")
+        elif f["severity"] != want or f["fix"].startswith("nothing to do") != (sc == "roomy"):
+            errs.append(f"alloc.fragmentation is {f['severity']} ({f['fix']!r}), expected {want}: 600 MiB reserved of "
+                        f"{'80' if sc == 'roomy' else '1'} GiB, no allocation ran short")
     elif sc == "oom":
         # Read when the interpreter next runs its pending calls after the denied cudaMalloc: in
         # real torch the cache flush runs in C++ before that; here it is Python code that may
