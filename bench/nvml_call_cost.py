@@ -4,7 +4,7 @@ NVML calls, measured on this host's libnvidia-ml.so.1 (the NVML double on a CPU 
 LD_LIBRARY_PATH), with no shim. Prints one JSON line: ns per call of each NVML function the sampler
 calls on each tick, the tick's calls per device (as gpu_sampler_tick makes them: read_utilization,
 read_health) and their summed cost per device, and the once-per-tick event poll (read_events). Each figure is the median of 15 batches
-of CALLS calls through ctypes, less the median of the same batches of a libc call that does nothing
+of CALLS calls through ctypes (fewer for a call slower than 10 us: a batch lasts about 20 ms at most), less the median of the same batches of a libc call that does nothing
 (labs): what ctypes itself adds."""
 import ctypes
 import json
@@ -63,13 +63,21 @@ if have_events:  # once per tick, not per device: counted with the first device
     CALLS_PER_TICK["nvmlEventSetWait_v2 (timeout 0)"] = (lambda: nvml.nvmlEventSetWait_v2(evset, buf, 0), 1)
 
 
+BATCH_NS = 20_000_000  # a batch's length at most, about: a real device's NVML answers some calls in a millisecond
+
+
 def per_call_ns(fn):
+    t0 = time.perf_counter_ns()
+    for _ in range(10):
+        fn()
+    probe = max(1.0, (time.perf_counter_ns() - t0) / 10)
+    calls = max(5, min(CALLS, int(BATCH_NS / probe)))  # 2000 calls of 1 ms, 15 times, took the H200 run past its limit
     batches = []
     for _ in range(15):
         t0 = time.perf_counter_ns()
-        for _ in range(CALLS):
+        for _ in range(calls):
             fn()
-        batches.append((time.perf_counter_ns() - t0) / CALLS)
+        batches.append((time.perf_counter_ns() - t0) / calls)
     return statistics.median(batches)
 
 

@@ -621,7 +621,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity == "info" ? "" : yellow, t(f.id), reset,
                          f.severity.empty() ? "?" : t(f.severity), t(f.message));
     for (const DeviceMemory& dev : d.devices)
-      out += fmt::format("  device {}: peak {} , live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
+      out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                          human_bytes(dev.live_bytes));
     out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d) + policy_text(d.policy) + pool_text(d.pool) +
            gpu_time_text(d.gpu_time, yellow, reset);
