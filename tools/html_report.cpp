@@ -216,9 +216,9 @@ std::string gpu_time_section(const Procs& procs) {
         if (f.device == g.device)
           findings += fmt::format("<div><span class=\"sev {}\">{}</span> {}: {}<br><span class=\"muted\">fix: {}</span></div>",
                                   esc(f.severity), esc(f.id), esc(f.severity), esc(f.title), esc(f.fix));
-      rows += fmt::format("<tr data-pid=\"{}\" data-device=\"{}\" data-idle=\"{:.3f}\"><td>pid {} ({})</td><td>{}</td>"
+      rows += fmt::format("<tr data-pid=\"{}\" data-device=\"{}\" data-idle=\"{:.3f}\"><td>{}</td><td>{}</td>"
                           "<td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-                          d->pid, g.device, *g.steady_idle, d->pid, esc(label_of(*d)), g.device, 100 * *g.steady_idle,
+                          d->pid, g.device, *g.steady_idle, esc(label_of(*d)), g.device, 100 * *g.steady_idle,
                           g.process_steady_idle ? fmt::format("{:.1f}%", 100 * *g.process_steady_idle) : "-",
                           g.steady_samples, esc(g.diagnosis.empty() ? "-" : g.diagnosis), findings.empty() ? "-" : findings);
     }

@@ -156,6 +156,10 @@ with tempfile.TemporaryDirectory() as out:
         errors.append("no library inventory with its reasons")
     if 'id="gpu-time-table"' not in dom:
         errors.append("no GPU-time diagnosis of the sampled run")
+    # Each row names its process once, as every other table does ("pid 890 (pid 890 (python3.12))" was seen).
+    gpu_rows = re.findall(r'<tr data-pid="(\d+)" data-device="\d+" data-idle="[^"]*"><td>([^<]*)</td>', dom)
+    if not gpu_rows or any(cell.count(f"pid {pid}") != 1 or not cell.startswith(("pid ", "rank ")) for pid, cell in gpu_rows):
+        errors.append(f"GPU-time rows name their process {gpu_rows}, expected 'pid N (exe)' once each")
     # The GPU's health over time, drawn from the stream's gpu_health lines.
     if len(health) < 2:
         errors.append(f"the sampled run's stream has {len(health)} gpu_health lines, expected 2 or more")
