@@ -281,8 +281,11 @@ std::string run_metadata(const ProcessReport& d) {
   std::string runtimes;
   for (const LoadedLibrary& l : d.libraries)
     if (l.family == "cudart")
+      // A static copy is named by the library it is linked into: "13.0 (static), 13.0 (static)" said
+      // nothing of where (cuBLAS and cuBLASLt carry their own on the H200's torch).
       runtimes += fmt::format("{}{}{}", runtimes.empty() ? "" : ", ", l.version.empty() ? "?" : t(l.version),
-                              l.linkage == "static" ? " (static)" : "");
+                              l.linkage == "static" ? fmt::format(" (static, in {})", t(l.file.substr(l.file.rfind('/') + 1)))
+                                                    : std::string());
   std::string driver = d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded");
   if (d.kernel_module) driver = t(*d.kernel_module) + (d.libcuda_loaded ? "" : " (libcuda not loaded)");
   if (d.driver_cuda_version > 0) driver += fmt::format(" (CUDA {})", cuda_version_text(d.driver_cuda_version));
