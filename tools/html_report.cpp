@@ -101,21 +101,23 @@ std::string run_section(const Procs& procs) {
 }
 
 std::string overview_section(const Procs& procs, size_t crashes) {
-  uint64_t calls = 0, blocked = 0, wall = 0, peak = 0, ooms = 0, findings = 0, leaked = 0;
+  uint64_t calls = 0, blocked = 0, wall = 0, peak = 0, ooms = 0, warnings = 0, infos = 0, leaked = 0;
   for (const auto& [r, d] : procs) {
     for (const ApiRow& row : d->api) calls += row.calls;
     blocked += d->blocked_ns;
     wall += d->wall_ns;
     peak = std::max(peak, peak_of(*d));
     ooms += d->oom.count;
-    findings += d->findings.size() + d->library_findings.size();
+    // Warnings (and errors) apart from info: "2 findings" for two notes with nothing to do read as two problems.
+    for (const auto* list : {&d->findings, &d->library_findings})
+      for (const Finding& f : *list) (f.severity == "info" ? infos : warnings) += 1;
     leaked += d->leaked_bytes;
   }
-  auto card = [](const std::string& id, const std::string& value, const char* what) {
+  auto card = [](const std::string& id, const std::string& value, const std::string& what) {
     return fmt::format("<div class=\"card\" id=\"card-{}\"><b>{}</b><span>{}</span></div>", id, value, what);
   };
   return "<div class=\"cards\">" + card("processes", std::to_string(procs.size()), "processes") +
-         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(findings), "findings") +
+         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(warnings), infos ? fmt::format("warnings ({} info)", infos) : std::string("warnings")) +
          card("blocked", fmt::format("{} ({:.1f}%)", human_ns(blocked), wall ? 100.0 * blocked / wall : 0.0),
               "blocked in syncs (share of wall)") +
          card("peak", human_bytes(peak), "peak device memory (one process)") +

@@ -94,6 +94,13 @@ with tempfile.TemporaryDirectory() as out:
     for f in ("cudashim-vm-12529.json", "cudashim-vm-12529.ndjson", "cudashim-vm-12600-crash.json"):
         shutil.copy(os.path.join(fixture, "saved-" + f), os.path.join(out, f))
         os.chmod(os.path.join(out, f), 0o600)
+    # One note with nothing to do, as every torch run on the H200 has (Triton's toolchain).
+    capped = os.path.join(out, "cudashim-vm-12529.json")
+    rep = json.load(open(capped))
+    rep["library_findings"] = rep.get("library_findings", []) + [
+        {"id": "triton.toolchain", "severity": "info", "message": "Triton 3.6.0 at /nonexistent/triton",
+         "fix": "Nothing to do."}]
+    json.dump(rep, open(capped, "w"))
     reports = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out))
                if f.endswith(".json") and not f.endswith("-crash.json")]
     page = os.path.join(out, "report.html")
@@ -154,6 +161,13 @@ with tempfile.TemporaryDirectory() as out:
         errors.append("no crash with its backtrace")
     if "in LD_LIBRARY_PATH" not in dom or 'id="libraries-table"' not in dom:
         errors.append("no library inventory with its reasons")
+    # The findings card counts warnings, and the notes apart (two info findings read as "2 findings" on the H200 page).
+    sev = [f.get("severity") for r in reports for f in r.get("findings", []) + r.get("library_findings", [])]
+    warned, noted = sum(1 for x in sev if x != "info"), sum(1 for x in sev if x == "info")
+    want_card = f'<b>{warned}</b><span>warnings{f" ({noted} info)" if noted else ""}</span>'
+    if f'id="card-findings">{want_card}' not in dom:
+        errors.append(f"the findings card is not {want_card!r} (reports: {warned} warnings, {noted} info): "
+                      f"{re.findall(r'id=.card-findings.>(.*?)</div>', dom)}")
     if 'id="gpu-time-table"' not in dom:
         errors.append("no GPU-time diagnosis of the sampled run")
     # Each row names its process once, as every other table does ("pid 890 (pid 890 (python3.12))" was seen).
