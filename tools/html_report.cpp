@@ -36,6 +36,24 @@ std::string esc(std::string_view raw) {
   return o;
 }
 
+// The report's torch_memory.state (recorder/torch_memory.cpp names them) in words for the page:
+// "no_python" in the frameworks column read as a value, not as what it means.
+std::string torch_state_words(const std::string& state) {
+  static const std::pair<const char*, const char*> kWords[] = {
+      {"read", "torch.cuda in use"},
+      {"no_python", "not a Python process"},
+      {"no_torch", "Python, no torch.cuda"},
+      {"torch_cuda_not_initialized", "torch imported, CUDA not used"},
+      {"off", "torch counters off"},
+      {"not_registered", "torch counters not read (exit handler never registered)"},
+      {"not_reached", "torch counters not read (Python's exit never ran)"},
+      {"failed", "torch counters failed"},
+  };
+  for (const auto& [name, words] : kWords)
+    if (state == name) return words;
+  return state.empty() ? "?" : state;
+}
+
 std::string label_of(const ProcessReport& p) {
   const std::string exe = p.exe.substr(p.exe.rfind('/') + 1);
   return p.rank ? fmt::format("rank {} (pid {}, {})", *p.rank, p.pid, exe) : fmt::format("pid {} ({})", p.pid, exe);
@@ -77,8 +95,7 @@ std::string run_section(const Procs& procs) {
                           g.compute_capability.empty() ? "" : " <span class=\"muted\">sm " + esc(g.compute_capability) + "</span>");
     if (gpus.empty())  // a report from before "devices": the devices that held memory
       for (const DeviceMemory& dev : d->devices) gpus += fmt::format("{}device {}", gpus.empty() ? "" : ", ", dev.device);
-    std::string torch = d->torch_state.empty() ? "?" : d->torch_state;
-    if (torch == "read") torch = "torch.cuda in use";
+    const std::string torch = torch_state_words(d->torch_state);
     std::string frameworks;
     for (const FrameworkVersion& f : d->frameworks)
       frameworks += fmt::format("{}<span class=\"framework\">{} {}</span>{}", frameworks.empty() ? "" : "<br>", esc(f.name),
@@ -117,7 +134,7 @@ std::string overview_section(const Procs& procs, size_t crashes) {
     return fmt::format("<div class=\"card\" id=\"card-{}\"><b>{}</b><span>{}</span></div>", id, value, what);
   };
   return "<div class=\"cards\">" + card("processes", std::to_string(procs.size()), "processes") +
-         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(warnings), infos ? fmt::format("warnings ({} info)", infos) : std::string("warnings")) +
+         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(warnings), infos ? fmt::format("warnings, and {} info", infos) : std::string("warnings")) +
          card("blocked", fmt::format("{} ({:.1f}%)", human_ns(blocked), wall ? 100.0 * blocked / wall : 0.0),
               "blocked in syncs (share of wall)") +
          card("peak", human_bytes(peak), "peak device memory (one process)") +
@@ -321,7 +338,7 @@ std::string policy_section(const Procs& procs) {
                              td.fragmented ? "<span class=\"warning\">fragmented</span> " : "", td.device, esc(snap.moment),
                              human_bytes(td.allocated_bytes), human_bytes(td.reserved_bytes), 100 * td.fragmentation,
                              td.alloc_retries ? fmt::format(", {} retries", td.alloc_retries) : "");
-    if (torch.empty()) torch = "not read (" + esc(d->torch_state.empty() ? "?" : d->torch_state) + ")";
+    if (torch.empty()) torch = "not read (" + esc(torch_state_words(d->torch_state)) + ")";
     h += fmt::format("<tr><td>{}</td><td>{}{}</td><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                      esc(label_of(*d)), p.mem_cap ? esc(*p.mem_cap) : "none",
                      p.cap_bytes_device0 ? fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0)) : "",

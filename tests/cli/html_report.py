@@ -161,10 +161,13 @@ with tempfile.TemporaryDirectory() as out:
         errors.append("no crash with its backtrace")
     if "in LD_LIBRARY_PATH" not in dom or 'id="libraries-table"' not in dom:
         errors.append("no library inventory with its reasons")
+    # The frameworks column says in words what the torch counters' state means.
+    if re.search(r"<td>[^<]*\b(no_python|no_torch|torch_cuda_not_initialized)\b", dom) or "not a Python process" not in dom:
+        errors.append("the frameworks column shows a raw torch_memory.state instead of words")
     # The findings card counts warnings, and the notes apart (two info findings read as "2 findings" on the H200 page).
     sev = [f.get("severity") for r in reports for f in r.get("findings", []) + r.get("library_findings", [])]
     warned, noted = sum(1 for x in sev if x != "info"), sum(1 for x in sev if x == "info")
-    want_card = f'<b>{warned}</b><span>warnings{f" ({noted} info)" if noted else ""}</span>'
+    want_card = f'<b>{warned}</b><span>warnings{f", and {noted} info" if noted else ""}</span>'
     if f'id="card-findings">{want_card}' not in dom:
         errors.append(f"the findings card is not {want_card!r} (reports: {warned} warnings, {noted} info): "
                       f"{re.findall(r'id=.card-findings.>(.*?)</div>', dom)}")
