@@ -24,7 +24,8 @@ uint64_t busy_union_ns(std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64
 }
 
 std::vector<PreciseDeviceTime> precise_time(const std::vector<recorder::GpuInterval>& intervals, uint64_t start_ns,
-                                            uint64_t end_ns, uint64_t short_ns) {
+                                            uint64_t end_ns, uint64_t short_ns, uint64_t loop_from_ns,
+                                            uint64_t loop_to_ns) {
   std::vector<int> devices;
   for (const auto& g : intervals)
     if (std::find(devices.begin(), devices.end(), g.device) == devices.end()) devices.push_back(g.device);
@@ -53,8 +54,10 @@ std::vector<PreciseDeviceTime> precise_time(const std::vector<recorder::GpuInter
     }
     if (spans.empty()) continue;
     d.run = {start_ns, end_ns, busy_union_ns(spans, start_ns, end_ns)};
-    const uint64_t from = first + (last - first) / 5;
-    d.steady = {from, last, busy_union_ns(spans, from, last)};
+    const bool loop = loop_to_ns > loop_from_ns;
+    const uint64_t from = loop ? std::max(loop_from_ns, start_ns) : first + (last - first) / 5;
+    const uint64_t to = loop ? std::min(loop_to_ns, end_ns) : last;
+    d.steady = {from, to, busy_union_ns(spans, from, to)};
     std::sort(contexts.begin(), contexts.end());
     if (contexts.size() > 1)
       for (uint32_t c : contexts) {

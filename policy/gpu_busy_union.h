@@ -27,7 +27,7 @@ struct PreciseContext {
 struct PreciseDeviceTime {
   int device = -1;
   PreciseWindow run;     // first CUDA call to the report
-  PreciseWindow steady;  // the same rule as NVML's: after the first fifth of the span of the work, to its end
+  PreciseWindow steady;  // the host's loop when given, else after the first fifth of the span of the work, to its end
   uint64_t kernels = 0, short_kernels = 0, copies = 0, memsets = 0;
   uint64_t kernel_ns = 0;  // the sum of the kernels' own durations
   std::vector<PreciseContext> contexts;
@@ -38,8 +38,10 @@ struct PreciseDeviceTime {
 uint64_t busy_union_ns(std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t from, uint64_t to);
 
 // Each device's precise busy time between start_ns and end_ns (monotonic); a kernel shorter
-// than short_ns counts as short. Devices by ordinal.
+// than short_ns counts as short. Devices by ordinal. The steady window is [loop_from_ns,
+// loop_to_ns) when loop_to_ns > loop_from_ns (the host's loop, as for NVML's figures).
 std::vector<PreciseDeviceTime> precise_time(const std::vector<recorder::GpuInterval>& intervals, uint64_t start_ns,
-                                            uint64_t end_ns, uint64_t short_ns);
+                                            uint64_t end_ns, uint64_t short_ns, uint64_t loop_from_ns = 0,
+                                            uint64_t loop_to_ns = 0);
 
 }  // namespace cudashim::policy

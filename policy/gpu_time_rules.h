@@ -48,6 +48,9 @@ struct HostActivity {
   // The findings whose calls drain the GPU's queue (a sync, a synchronous copy, a free),
   // with their blocked time, the costliest first: "id at site (blocked ms)".
   std::vector<std::string> draining;
+  // The host's steady-state loop (policy::steady_loop_span, monotonic ns); both 0 when no call
+  // site is in one. When set, it is every device's steady window.
+  uint64_t loop_from_ns = 0, loop_to_ns = 0;
 };
 
 // One device over the run.
@@ -73,9 +76,10 @@ struct GpuDeviceTime {
 };
 
 // The devices' GPU time between start_ns and end_ns (monotonic), from the sampler's records.
-// The steady window of a device starts after the first fifth of the span between its first
-// and last busy sample and ends at the last one (docs/gpu-time.md); a device with no busy
-// sample has none (steady.samples == 0).
+// The steady window of a device is the host's steady-state loop (host.loop_from_ns to
+// loop_to_ns) when there is one; else it starts after the first fifth of the span between its
+// first and last busy sample and ends at the last one (docs/gpu-time.md). With neither, it has
+// none (steady.samples == 0).
 std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& util,
                                     const std::vector<recorder::GpuHealthSample>& health, const HostActivity& host,
                                     uint64_t start_ns, uint64_t end_ns,

@@ -120,6 +120,19 @@ bool in_steady_loop(const recorder::CallSite& s, uint64_t window) {
   return spread_over(s, window != 0 ? window : loop_window_ticks());
 }
 
+TickSpan steady_loop_span() {
+  const uint64_t window = loop_window_ticks();
+  TickSpan span;
+  recorder::for_each_site([&](const recorder::CallSite& s) {
+    if (!in_steady_loop(s, window)) return;
+    const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
+    const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
+    span.first = span.first ? std::min(span.first, first) : first;
+    span.last = std::max(span.last, last);
+  });
+  return span;
+}
+
 bool steady_so_far(const recorder::CallSite& s, uint64_t now) {
   // The window so far, from the first site's first hit: walking the table for the candidates'
   // spans at every hit would cost a hook too much, and the second below keeps bursts out.

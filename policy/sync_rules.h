@@ -43,6 +43,14 @@ bool in_steady_loop(const recorder::CallSite& s, uint64_t window = 0);
 // made a 40-step loop 4 % of that window.
 uint64_t loop_window_ticks();
 
+// The steady-state loop's extent in ticks: from the first hit to the last of the sites in it
+// (in_steady_loop). The GPU time's steady window when there is one (policy/gpu_time_rules.h);
+// {0, 0} when no site is in the loop.
+struct TickSpan {
+  uint64_t first = 0, last = 0;
+};
+TickSpan steady_loop_span();
+
 // The live log's test at a hit at clock `now` (shim/sync_observer.cpp): in_steady_loop over the
 // window so far (from the first site's first hit: the loop window would walk the table), and
 // the visits spread over at least kLiveMinSpanNs, so that a burst early in the run, which fills

@@ -4,6 +4,7 @@
 // (docs/gpu-time.md, docs/report-schema.md).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "policy/gpu_time_rules.h"
@@ -52,6 +53,13 @@ policy::HostActivity host_activity(const ReportContext& c) {
     const std::string where = f.sites.empty() ? std::string("the process") : policy::describe_site(*f.sites.front().site);
     h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms", finding_info(f.finding).name, where, f.count,
                                      static_cast<double>(f.blocked_ns) / 1e6));
+  }
+  // The host's steady-state loop, from the hook clock to the monotonic one (now as the anchor).
+  const policy::TickSpan loop = policy::steady_loop_span();
+  if (loop.last > loop.first) {
+    const uint64_t now_t = now_ticks(), now_ns = monotonic_ns();
+    auto mono = [&](uint64_t t) { return now_ns - std::min(now_ns, ticks_to_ns(now_t > t ? now_t - t : 0)); };
+    h.loop_from_ns = mono(loop.first), h.loop_to_ns = mono(loop.last);
   }
   return h;
 }
@@ -195,10 +203,12 @@ void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_
 
 void write_gpu_time(JsonWriter& w, const ReportContext& c) {
   const uint64_t start = c.process.start_mono_ns, end = start + c.wall_ns;
+  const policy::HostActivity host = host_activity(c);
   const auto precise = policy::precise_time(recorder::precise_intervals(), start, end,
-                                            policy::gpu_time_thresholds().launch_cost_ns);
-  const auto devices = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), host_activity(c),
-                                        start, end, precise);
+                                            policy::gpu_time_thresholds().launch_cost_ns, host.loop_from_ns,
+                                            host.loop_to_ns);
+  const auto devices = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), host, start,
+                                        end, precise);
   auto o = w.object();
   w.key("sampling");
   write_sampling(w);
