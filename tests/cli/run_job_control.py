@@ -14,10 +14,19 @@ its foreground process group, as when a user types `cudashim run -- python3 job.
 Each step fails if the wrapper did not hand the terminal to the job's process group (the job
 reads nothing), or did not follow the job's stop (the wrapper keeps running, or the job stays
 stopped after the continue).
+
+Ctrl-C is typed only once the job is blocked in its read of the terminal (/proc/<pid>/syscall),
+as a person types it at a waiting prompt. Typed as soon as "got second" appeared, it hung the
+test about 1 run in 8: the job was still between its print and the read, in the C code of
+input(); CPython's handler only marks a SIGINT that lands there, the read that follows then
+blocks with KeyboardInterrupt pending until a line arrives (plain python3 on a pty, no cudashim,
+does the same 1 run in 100). Whatever step times out prints the step, the terminal output so
+far and each thread's state, wchan, syscall and signals, for the wrapper and the job.
 """
 import glob
 import json
 import os
+import platform
 import pty
 import select
 import signal
@@ -38,6 +47,9 @@ while True:
 """
 errors = []
 seen = b""
+step = "0. start the wrapper on the terminal"
+# read(2)'s number, as /proc/<pid>/syscall shows it
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63, "ppc64le": 3, "s390x": 3, "riscv64": 63}[platform.machine()]
 
 
 def read_until(fd, want, timeout):
@@ -70,13 +82,56 @@ def state(pid):
         return "?"
 
 
-def wait_state(pid, letters, timeout=10):
+def wait_until(ready, timeout=10):
+    """Polls ready() until it is true or `timeout` s passed; True when it became true."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if state(pid) in letters:
+        if ready():
             return True
-        time.sleep(0.02)
+        time.sleep(0.005)
     return False
+
+
+def wait_state(pid, letters, timeout=10):
+    return wait_until(lambda: state(pid) in letters, timeout)
+
+
+def reading_terminal(pid):
+    """True when the job's main thread is blocked in read(2) of its stdin, the terminal."""
+    try:
+        with open(f"/proc/{pid}/syscall") as f:
+            call = f.read().split()
+    except OSError:
+        return False
+    return len(call) > 1 and call[0] == str(READ_SYSCALL) and int(call[1], 16) == 0
+
+
+def proc_text(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def picture(wrapper, job):
+    """What a timed-out step saw: the step, the terminal output so far, each thread's state."""
+    lines = [f"on step {step!r}; the terminal so far: {seen[-1500:]!r}"]
+    for name, pid in (("wrapper", wrapper), ("job", job)):
+        if not pid:
+            lines.append(f"  {name}: not started")
+            continue
+        for t in sorted(glob.glob(f"/proc/{pid}/task/*")):
+            stat = proc_text(t + "/stat").rsplit(")", 1)[-1].split()
+            status = proc_text(t + "/status").splitlines()
+            sig = " ".join(l.replace(":\t", " ") for l in status if l.startswith(("SigPnd", "ShdPnd", "SigBlk", "SigCgt")))
+            lines.append(f"  {name} {pid} thread {os.path.basename(t)} {proc_text(t + '/comm')}: "
+                         f"state {stat[0] if stat else '?'}, pgrp {stat[2] if stat else '?'}, "
+                         f"terminal's foreground group {stat[5] if stat else '?'}, wchan {proc_text(t + '/wchan')}, "
+                         f"syscall {proc_text(t + '/syscall').split(' ')[:2]}, {sig}")
+        if not glob.glob(f"/proc/{pid}/task/*"):
+            lines.append(f"  {name} {pid}: gone")
+    return "\n".join(lines)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -87,29 +142,36 @@ with tempfile.TemporaryDirectory() as d:
     if wrapper == 0:
         os.execve(cli, [cli, "run", "--out", out, "--", sys.executable, "-c", JOB], env)
     job = None
+
+    def check(ok, what):
+        """Ends the steps at the first one that failed, with what it saw."""
+        if not ok:
+            errors.append(f"{what}\n{picture(wrapper, job)}")
+            raise TimeoutError(what)
+
     try:
-        if not read_until(master, b" go", 30):
-            errors.append(f"the job did not start: {seen[-800:]!r}")
-        else:
-            job = int(seen.split(b"ready", 1)[1].split()[0])
-            os.write(master, b"first\n")
-            if not read_until(master, b"got first", 10):
-                errors.append(f"1. the job did not read the terminal (state {state(job)}; "
-                              f"a background group is stopped by SIGTTIN): {seen[-400:]!r}")
-            os.write(master, b"\x1a")  # Ctrl-Z
-            if not wait_state(job, "T"):
-                errors.append(f"2. Ctrl-Z did not stop the job (state {state(job)})")
-            if not wait_state(wrapper, "T"):
-                errors.append(f"2. the wrapper did not stop with its job (state {state(wrapper)})")
-            os.kill(wrapper, signal.SIGCONT)  # `fg`
-            if not wait_state(job, "RS"):
-                errors.append(f"3. the job stayed stopped after the wrapper was continued (state {state(job)})")
-            os.write(master, b"second\n")
-            if not read_until(master, b"got second", 10):
-                errors.append(f"3. after `fg` the job did not read the terminal (state {state(job)}): {seen[-400:]!r}")
-            os.write(master, b"\x03")  # Ctrl-C
-            if not read_until(master, b"command exited with 130", 30):
-                errors.append(f"4. no summary ending 'command exited with 130' on the terminal: {seen[-1500:]!r}")
+        check(read_until(master, b" go", 30), "the job did not start")
+        job = int(seen.split(b"ready", 1)[1].split()[0])
+        step = "1. type a line: the job, in the foreground group, reads it"
+        os.write(master, b"first\n")
+        check(read_until(master, b"got first", 10),
+              "1. the job did not read the terminal (a background group is stopped by SIGTTIN)")
+        step = "2. Ctrl-Z: the job stops, the wrapper with it"
+        os.write(master, b"\x1a")
+        check(wait_state(job, "T"), "2. Ctrl-Z did not stop the job")
+        check(wait_state(wrapper, "T"), "2. the wrapper did not stop with its job")
+        step = "3. SIGCONT to the wrapper (`fg`): the job runs and reads the next line"
+        os.kill(wrapper, signal.SIGCONT)
+        check(wait_state(job, "RS"), "3. the job stayed stopped after the wrapper was continued")
+        os.write(master, b"second\n")
+        check(read_until(master, b"got second", 10), "3. after `fg` the job did not read the terminal")
+        step = "4. Ctrl-C at the job's prompt: KeyboardInterrupt, report, summary, exit 130"
+        check(wait_until(lambda: reading_terminal(job)), "4. the job never came back to its read of the terminal")
+        os.write(master, b"\x03")
+        check(read_until(master, b"command exited with 130", 30),
+              "4. no summary ending 'command exited with 130' on the terminal")
+    except TimeoutError:
+        pass
     finally:
         code = None
         end = time.monotonic() + 30
@@ -120,16 +182,7 @@ with tempfile.TemporaryDirectory() as d:
                 break
             read_until(master, b"\0never", 0.05)  # keep the terminal drained
         if code is None:
-            for p in (wrapper, job):
-                if p:
-                    for t in sorted(glob.glob(f"/proc/{p}/task/*")):
-                        try:
-                            comm = open(t + "/comm").read().strip()
-                            wchan = open(t + "/wchan").read().strip()
-                            st = open(t + "/stat").read().rsplit(")", 1)[1].split()[0]
-                            print(f"  pid {p} thread {os.path.basename(t)} {comm}: state {st}, wchan {wchan}")
-                        except OSError:
-                            pass
+            errors.append(f"the wrapper did not end within 30 s\n{picture(wrapper, job)}")
             for p in (wrapper, job):
                 if p:
                     try:
@@ -137,7 +190,6 @@ with tempfile.TemporaryDirectory() as d:
                     except ProcessLookupError:
                         pass
             os.waitpid(wrapper, 0)
-            errors.append("the wrapper did not end within 30 s of Ctrl-C")
         elif code != 130:
             errors.append(f"4. the wrapper exited {code}, expected 130")
         os.close(master)
