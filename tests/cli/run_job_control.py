@@ -28,7 +28,7 @@ as a person types it at a waiting prompt. Typed as soon as "got second" appeared
 test about 1 run in 8: the job was still between its print and the read, in the C code of
 input(); CPython's handler only marks a SIGINT that lands there, the read that follows then
 blocks with KeyboardInterrupt pending until a line arrives (plain python3 on a pty, no cudashim,
-does the same 1 run in 100). Whatever step times out prints the step, the terminal output so
+does it too, 1 run in 300). Whatever step times out prints the step, the terminal output so
 far and each thread's state, wchan, syscall and signals, for the wrapper and the job.
 """
 import glob
