@@ -111,10 +111,11 @@ int wait_for_job(pid_t child, int tty) {
     if (w != child) continue;  // another process of the job, reaped
     if (WIFSTOPPED(st)) {
       const int why = WSTOPSIG(st);
-      if (tty >= 0 && (why == SIGTTIN || why == SIGTTOU) && tcgetpgrp(tty) == getpgrp()) {
+      if (tty >= 0 && (why == SIGTTIN || why == SIGTTOU) && tcgetpgrp(tty) == getpgrp() &&
+          tcsetpgrp(tty, child) == 0) {
         // The job used the terminal while in the background (after `bg`), and a shell's `fg`
-        // has given it to us since: the job's now, as if the `fg` had come first.
-        tcsetpgrp(tty, child);
+        // has given it to us since: the job's now, as if the `fg` had come first. (Had the
+        // hand-off failed, the job would only stop again: we stop with it below instead.)
         kill(-child, SIGCONT);
         continue;
       }
