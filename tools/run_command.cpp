@@ -80,6 +80,15 @@ void enter_job_group(int tty, pid_t wrapper) {
   if (getppid() != wrapper) raise(SIGTERM);  // the wrapper died before the line above
 }
 
+// Moves the terminal from process group `from` to `to`, only when `from` is its foreground
+// group. A shell's `bg` continues a stopped job without giving it the terminal, and a job
+// may end while in the background: the shell's terminal is then not ours to take (with
+// SIGTTOU ignored tcsetpgrp succeeds; after Ctrl-Z and `bg` bash's next read of its
+// terminal failed with EIO, bash exited, and the job died with the session).
+void hand_terminal(int tty, pid_t from, pid_t to) {
+  if (tty >= 0 && tcgetpgrp(tty) == from) tcsetpgrp(tty, to);
+}
+
 long monotonic_ms() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -101,9 +110,18 @@ int wait_for_job(pid_t child, int tty) {
     }
     if (w != child) continue;  // another process of the job, reaped
     if (WIFSTOPPED(st)) {
-      if (tty >= 0) tcsetpgrp(tty, getpgrp());
-      kill(getpid(), SIGSTOP);  // the shell sees its job stopped; `fg` continues us
-      if (tty >= 0) tcsetpgrp(tty, child);
+      const int why = WSTOPSIG(st);
+      if (tty >= 0 && (why == SIGTTIN || why == SIGTTOU) && tcgetpgrp(tty) == getpgrp() &&
+          tcsetpgrp(tty, child) == 0) {
+        // The job used the terminal while in the background (after `bg`), and a shell's `fg`
+        // has given it to us since: the job's now, as if the `fg` had come first. (Had the
+        // hand-off failed, the job would only stop again: we stop with it below instead.)
+        kill(-child, SIGCONT);
+        continue;
+      }
+      hand_terminal(tty, child, getpgrp());
+      kill(getpid(), SIGSTOP);  // the shell sees its job stopped; `fg` or `bg` continues us
+      hand_terminal(tty, getpgrp(), child);  // `fg` gave us the terminal first, `bg` did not
       kill(-child, SIGCONT);
       continue;
     }
@@ -202,7 +220,7 @@ int run_command(const RunOptions& opts) {
   if (tty >= 0) tcsetpgrp(tty, child);
   const int status = wait_for_job(child, tty);
   const bool left = wait_for_leftovers(child);
-  if (tty >= 0) tcsetpgrp(tty, getpgrp());
+  hand_terminal(tty, child, getpgrp());
   g_job_group = 0;
   for (const int sig : kForwarded) set_action(sig, SIG_DFL);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
