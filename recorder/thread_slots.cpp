@@ -10,7 +10,7 @@
 
 namespace cudashim::recorder {
 
-__thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0};
+__thread ThreadState g_tls __attribute__((tls_model("initial-exec"))) = {nullptr, 0, 0};
 
 namespace {
 // Zero-initialized BSS: pages are touched only by threads that exist.
