@@ -21,6 +21,11 @@ inline constexpr double kFragMinShare = 0.20;
 // that total is unknown; otherwise it is info. The transformers Trainer of the H200 corpus:
 // 346 MiB of split remainders at peak, 26 % of a 1.3 GiB peak reserved, on a 141 GiB device.
 inline constexpr double kFragPressureShare = 0.50;
+// The fix of an alloc.fragmentation that is info for that reason.
+inline constexpr const char* kFragNoPressureFix =
+    "nothing to do for this run: no allocation ran short (no out-of-memory, no retry) and torch's peak reserved "
+    "stayed under half the device's memory; if the job grows, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
+    "returns the split remainders";
 
 struct TorchVerdicts {
   uint64_t fragmented_devices = 0;      // alloc.fragmentation

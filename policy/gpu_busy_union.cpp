@@ -23,6 +23,12 @@ uint64_t busy_union_ns(std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64
   return busy;
 }
 
+SteadyWindow steady_window(uint64_t first, uint64_t last, uint64_t loop_from, uint64_t loop_to, uint64_t start,
+                           uint64_t end) {
+  if (loop_to > loop_from) return {std::max(loop_from, start), std::min(loop_to, end)};
+  return {first + (last - first) / 5, last};
+}
+
 std::vector<PreciseDeviceTime> precise_time(const std::vector<recorder::GpuInterval>& intervals, uint64_t start_ns,
                                             uint64_t end_ns, uint64_t short_ns, uint64_t loop_from_ns,
                                             uint64_t loop_to_ns) {
@@ -54,10 +60,8 @@ std::vector<PreciseDeviceTime> precise_time(const std::vector<recorder::GpuInter
     }
     if (spans.empty()) continue;
     d.run = {start_ns, end_ns, busy_union_ns(spans, start_ns, end_ns)};
-    const bool loop = loop_to_ns > loop_from_ns;
-    const uint64_t from = loop ? std::max(loop_from_ns, start_ns) : first + (last - first) / 5;
-    const uint64_t to = loop ? std::min(loop_to_ns, end_ns) : last;
-    d.steady = {from, to, busy_union_ns(spans, from, to)};
+    const SteadyWindow w = steady_window(first, last, loop_from_ns, loop_to_ns, start_ns, end_ns);
+    d.steady = {w.from, w.to, busy_union_ns(spans, w.from, w.to)};
     std::sort(contexts.begin(), contexts.end());
     if (contexts.size() > 1)
       for (uint32_t c : contexts) {

@@ -37,6 +37,15 @@ struct PreciseDeviceTime {
 // The union of [start, end) over `spans`, clipped to [from, to). Sorts `spans`.
 uint64_t busy_union_ns(std::vector<std::pair<uint64_t, uint64_t>>& spans, uint64_t from, uint64_t to);
 
+// The steady window, one rule for NVML's samples and CUPTI's intervals: the host's loop
+// [loop_from, loop_to] clipped to the run [start, end] when loop_to > loop_from, else from the
+// first fifth of the work's span [first, last] to its end.
+struct SteadyWindow {
+  uint64_t from, to;
+};
+SteadyWindow steady_window(uint64_t first, uint64_t last, uint64_t loop_from, uint64_t loop_to, uint64_t start,
+                           uint64_t end);
+
 // Each device's precise busy time between start_ns and end_ns (monotonic); a kernel shorter
 // than short_ns counts as short. Devices by ordinal. The steady window is [loop_from_ns,
 // loop_to_ns) when loop_to_ns > loop_from_ns (the host's loop, as for NVML's figures).

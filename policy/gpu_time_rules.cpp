@@ -139,13 +139,12 @@ std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& 
       d.sample_period_ns = gaps[gaps.size() / 2];
     }
     uint64_t from = start_ns, to = end_ns;
-    const bool loop = host.loop_to_ns > host.loop_from_ns;
-    if (loop || first_busy) {
+    if (host.loop_to_ns > host.loop_from_ns || first_busy) {
       // The host's loop when it has one: a process's set-up can use a device seconds before it
       // (the H200's input-bound loop: a 3 s loop in a 6.7 s window read 94 % idle where the
       // profiler read 87 %).
-      from = loop ? std::max(host.loop_from_ns, start_ns) : first_busy + (last_busy - first_busy) / 5;
-      to = loop ? std::min(host.loop_to_ns, end_ns) : last_busy;
+      const SteadyWindow w = steady_window(first_busy, last_busy, host.loop_from_ns, host.loop_to_ns, start_ns, end_ns);
+      from = w.from, to = w.to;
       d.steady = share(util, dev, false, from, to);
       d.process_steady = share(util, dev, true, from, to);
     }

@@ -21,10 +21,6 @@ namespace cudashim::policy {
 namespace {
 
 SyncThresholds g_thresholds;
-constexpr const char* kFragRoomyFix =
-    "nothing to do for this run: no allocation ran short (no out-of-memory, no retry) and torch's peak reserved "
-    "stayed under half the device's memory; if the job grows, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True "
-    "returns the split remainders";
 constexpr uint64_t kSmallH2D = 64 * 1024;  // "not the small host-to-device ones"
 
 struct SiteView {
@@ -219,7 +215,7 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<Fram
   const TorchVerdicts tv = torch_verdicts();
   Agg& frag = agg[static_cast<int>(FindingId::torch_fragmentation)];
   frag.count += tv.fragmented_devices;
-  if (tv.fragmented_devices > 0 && tv.fragmented_under_pressure == 0) frag.info_fix = kFragRoomyFix;
+  if (tv.fragmented_devices > 0 && tv.fragmented_under_pressure == 0) frag.info_fix = kFragNoPressureFix;
   agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
