@@ -78,7 +78,16 @@ struct Finding {
   // Its message holds a total of the whole run so far (the module loads' MiB and seconds): the
   // live log names it once, at the final re-read, with the figures the report holds.
   bool run_total = false;
+  // Seen inside NVIDIA's or a framework's own files (site-packages/nvidia, torch, triton, ...),
+  // where the user can change nothing: an info whatever its row's severity (the doctor shows it
+  // only with --verbose, the live log only at log level info), never an exit code.
+  bool vendor_internal = false;
+  // The exact fix for this case (pip install "nvidia-nvshmem-cu12==3.3.20", or why there is
+  // nothing to do); "" = the row's generic one.
+  std::string exact_fix;
   const FindingInfo& info() const { return finding_info(id); }
+  Severity severity() const { return vendor_internal ? Severity::info : info().severity; }
+  const char* fix() const { return exact_fix.empty() ? info().fix : exact_fix.c_str(); }
 };
 
 }  // namespace cudashim

@@ -298,7 +298,7 @@ std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool final_
     if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
     std::string files;
     for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
-    lines.push_back({f.info().severity, fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.info().fix)});
+    lines.push_back({f.severity(), fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.fix())});
     recorder::stream_event(recorder::LibraryFindingEvent{f});
   }
   s.findings = std::move(findings);

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "policy/user_frame.h"
+
 namespace cudashim::policy {
 namespace {
 
@@ -21,6 +23,11 @@ int version_number(const std::string& v) {
   int major = 0, minor = 0;
   if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) < 1 || major <= 0 || major > 99) return 0;
   return major * 1000 + minor * 10;
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string mib(uint64_t b) {
@@ -117,7 +124,9 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     std::vector<std::string> archs;
   };
   std::map<std::string, Group> jit, none;
+  std::map<std::string, bool> usable;  // module -> some load of it had code that runs on this GPU
   for (const auto& m : *in.loads) {
+    if (m.result == 0 && (m.coverage == "sass" || m.coverage == "ptx_jit")) usable[m.who()] = true;
     auto* g = m.coverage == "ptx_jit" ? &jit[m.who()] : (m.coverage == "none" || m.result == 209) ? &none[m.who()] : nullptr;
     if (g == nullptr) continue;
     g->loads++, g->ns += m.dt_ns, g->sm = m.sm;
@@ -129,13 +138,39 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     for (const auto& a : g.archs) ev.push_back("device code for: " + (a.empty() ? std::string("(not readable)") : a));
     return ev;
   };
-  for (const auto& [caller, g] : jit)
-    out.push_back({FindingId::module_ptx_jit, caller,
-                   fmt::format("device code of {} loaded with no SASS for sm_{}: {} of PTX JIT-compiled", caller, g.sm, mib(g.bytes)),
-                   evidence(g)});
-  for (const auto& [caller, g] : none)
-    out.push_back({FindingId::module_no_kernel_image, caller,
-                   fmt::format("device code of {} loaded with no kernel image for sm_{}", caller, g.sm), evidence(g)});
+  // Device code of NVIDIA's or a framework's own library (under site-packages: the nvidia
+  // wheels, torch, jaxlib, cupy) is not the user's to rebuild: its PTX JIT is one-off work the
+  // JIT cache keeps (the env.jit-cache-* rules say when the cache cannot), and a module of it
+  // with no image for this GPU, next to others of it that have one, is one the library does
+  // not use here (NCCL carries such); both are info. Either stays the row's severity for the
+  // user's own code, and for a library none of whose device code runs on this GPU.
+  for (const auto& [caller, g] : jit) {
+    Finding f{FindingId::module_ptx_jit, caller,
+              fmt::format("device code of {} loaded with no SASS for sm_{}: {} of PTX JIT-compiled", caller, g.sm, mib(g.bytes)),
+              evidence(g)};
+    const std::string pkg = framework_of(caller.c_str());
+    if (!pkg.empty()) {
+      f.vendor_internal = true;
+      f.exact_fix = fmt::format("Nothing to do: the PTX is {}'s own (package {}); the driver JIT-compiles it once and keeps the "
+                                "result in the JIT cache, so later runs load it from there. A newer {} may ship SASS for sm_{}.",
+                                base_name(caller), pkg, pkg, g.sm);
+    }
+    out.push_back(std::move(f));
+  }
+  for (const auto& [caller, g] : none) {
+    Finding f{FindingId::module_no_kernel_image, caller,
+              fmt::format("device code of {} loaded with no kernel image for sm_{}", caller, g.sm), evidence(g)};
+    const std::string pkg = framework_of(caller.c_str());
+    if (!pkg.empty() && usable.count(caller) != 0) {
+      f.vendor_internal = true;
+      f.evidence.push_back(fmt::format("other device code of {} loaded for sm_{}", base_name(caller), g.sm));
+      f.exact_fix = fmt::format("Nothing to do while {}'s calls succeed: it also loaded device code that runs on sm_{}, and this "
+                                "module is one it does not use on this GPU. If its calls fail with \"no kernel image\", install a "
+                                "build of package {} made for sm_{}.",
+                                base_name(caller), g.sm, pkg, g.sm);
+    }
+    out.push_back(std::move(f));
+  }
   // Device code loaded at run time that is mostly for other GPUs: the bytes the process
   // mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
   if (in.modules.sass_bytes >= (64ull << 20) && in.modules.sass_bytes_for_sm * 2 < in.modules.sass_bytes) {

@@ -21,7 +21,7 @@ void write_library(JsonWriter& w, const symbols::LoadedLibrary& l) {
 void write_library_finding(JsonWriter& w, const Finding& f) {
   auto o = w.object();
   w.member("id", f.info().name);
-  w.member("severity", severity_name(f.info().severity));
+  w.member("severity", severity_name(f.severity()));
   w.member("title", f.info().title);
   w.member("message", f.message);
   w.key("evidence");
@@ -29,7 +29,7 @@ void write_library_finding(JsonWriter& w, const Finding& f) {
     auto ev = w.array();
     for (const std::string& e : f.evidence) w.value(e);
   }
-  w.member("fix", f.info().fix);
+  w.member("fix", f.fix());
 }
 
 }  // namespace cudashim::recorder

@@ -133,6 +133,18 @@ How a runtime finding is placed and judged (`policy/sync_rules.cpp`, `policy/use
   `module.load-slow`: the seconds spent loading) are logged at the last re-read of the
   library watcher (at exit, where the report is written) with the figures the report holds,
   not at the tick that crossed the threshold (which changed from run to run).
+- **A vendor's own device code is info.** `module.ptx-jit` and `module.no-kernel-image` of
+  a library inside an installed package (under site-packages or dist-packages: NVIDIA's
+  wheels, torch, jaxlib, cupy) are info, with a fix that says what the user can do: a PTX JIT
+  there is one-off work the JIT cache keeps (the `env.jit-cache-*` rules say when the cache
+  cannot keep it); a module with no image for the GPU, in a library that loaded other device
+  code that runs on it, is one the library does not use on that GPU. Both seen on every
+  torch job on the H200: cuDNN's `libcudnn_graph.so.9` JITs 832 bytes of PTX, and NCCL
+  2.28's `libnccl.so.2` loads a module with no sm_90 image in every DDP run that then works.
+  A library none of whose device code runs on the GPU keeps the error (its kernels cannot
+  run), and so does the user's own code outside site-packages. A system-wide install
+  (`/usr/lib/x86_64-linux-gnu/libcudnn*`, `/usr/local/cuda`) is not told from the user's
+  own libraries by path, and keeps the row's severity.
 - **A sync on a thread with no Python frame** (XLA's own threads: `jax.device_get(x)`
   makes the main thread wait while an XLA thread calls `cuStreamSynchronize`) is its
   library's site and info: not attributed to the Python thread that waits for it. Why not,

@@ -34,18 +34,8 @@ struct DoctorOptions {
   std::string driver_version;  // "535.104.05": the driver to check against; "" = the version file's
 };
 
-// A finding of the scan, with what doctor adds to its table row.
-struct DoctorFinding : Finding {
-  DoctorFinding(Finding f) : Finding(std::move(f)) {}  // NOLINT(google-explicit-constructor): every check returns a Finding
-  // Seen inside NVIDIA's or a framework's own files (site-packages/nvidia, torch, triton, ...),
-  // where the user can change nothing: an info, shown only with --verbose, never an exit code.
-  bool vendor_internal = false;
-  // The exact fix the environment's metadata gives (pip install "nvidia-nvshmem-cu12==3.3.20");
-  // "" = the table's generic one.
-  std::string exact_fix;
-  Severity severity() const { return vendor_internal ? Severity::info : info().severity; }
-  const char* fix() const { return exact_fix.empty() ? info().fix : exact_fix.c_str(); }
-};
+// A finding of the scan (its vendor_internal and exact_fix are the doctor's table row's too).
+using DoctorFinding = Finding;
 
 // What doctor sees of the host besides the scanned files: the driver bridge and Triton's
 // environment. Every field is optional; tests fill them with crafted values.

@@ -109,6 +109,10 @@ TEST_CASE("module loads: PTX JIT, no kernel image, slow loading", "[library_rule
   CHECK(f[0].message.find("2048 bytes") != std::string::npos);
   CHECK(std::string(f[1].info().name) == "module.no-kernel-image");
   CHECK(f[1].subject == "/x/libold.so");
+  // The user's own code: the rows' severities and generic fixes.
+  CHECK(f[0].severity() == cudashim::Severity::warning);
+  CHECK(f[1].severity() == cudashim::Severity::error);
+  CHECK(std::string(f[0].fix()) == f[0].info().fix);
 
   in.modules.ns = 3'000'000'000;  // 3 s of module loading
   loads[2].dt_ns = 2'900'000'000;
@@ -155,4 +159,36 @@ TEST_CASE("module and fatbin findings name the library that owns the image, not 
   CHECK(std::string(f[1].info().name) == "fatbin.mostly-other-archs");
   CHECK(f[1].evidence.at(0).find("for other GPUs: /x/libtorch_cuda.so") != std::string::npos);
   CHECK(f[1].evidence.at(0).find("libcudart") == std::string::npos);
+}
+
+TEST_CASE("device code inside NVIDIA's or a framework's own library is info, with what the user can do", "[library_rules]") {
+  // As on the H200 (2026-12-02): cuDNN's libcudnn_graph JITs 832 bytes of PTX; NCCL loads one
+  // module with no sm_90 image beside others that run there.
+  const std::string site = "/venv/lib/python3.12/site-packages/nvidia/";
+  std::vector<cudashim::recorder::ModuleLoad> loads(4);
+  loads[0].caller = site + "cudnn/lib/libcudnn_graph.so.9", loads[0].coverage = "ptx_jit", loads[0].ptx_jit_bytes = 832;
+  loads[1].caller = site + "nccl/lib/libnccl.so.2", loads[1].coverage = "none", loads[1].result = 209;
+  loads[2].caller = site + "nccl/lib/libnccl.so.2", loads[2].coverage = "sass";
+  loads[3].caller = "/venv/lib/python3.12/site-packages/mylib/libnone.so", loads[3].coverage = "none", loads[3].result = 209;
+  for (auto& l : loads) l.sm = 90;
+  RuleInputs in;
+  in.loads = &loads;
+  in.modules.count = 4;
+  auto f = live_library_rules(in);
+  REQUIRE(f.size() == 3);
+  CHECK(std::string(f[0].info().name) == "module.ptx-jit");
+  CHECK(f[0].vendor_internal);
+  CHECK(f[0].severity() == cudashim::Severity::info);
+  CHECK(std::string(f[0].fix()).find("Nothing to do: the PTX is libcudnn_graph.so.9's own (package nvidia)") == 0);
+  // A package none of whose device code runs here: its kernels cannot run, an error still.
+  CHECK(std::string(f[1].info().name) == "module.no-kernel-image");
+  CHECK(f[1].subject == "/venv/lib/python3.12/site-packages/mylib/libnone.so");
+  CHECK_FALSE(f[1].vendor_internal);
+  CHECK(f[1].severity() == cudashim::Severity::error);
+  // No image here, but other code of NCCL runs on this GPU: a module NCCL does not use here.
+  CHECK(std::string(f[2].info().name) == "module.no-kernel-image");
+  CHECK(f[2].subject == site + "nccl/lib/libnccl.so.2");
+  CHECK(f[2].severity() == cudashim::Severity::info);
+  CHECK(std::string(f[2].fix()).find("install a build of package nvidia made for sm_90") != std::string::npos);
+  CHECK(f[2].evidence.back() == "other device code of libnccl.so.2 loaded for sm_90");
 }
