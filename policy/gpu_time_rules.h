@@ -67,6 +67,9 @@ struct GpuDeviceTime {
   // "gpu-bound" (idle below the threshold), "sync-bound", "host-bound", "launch-bound",
   // or "unknown" (too few samples).
   const char* diagnosis = "unknown";
+  // NVML's idle share is only a lower bound here: a launch-bound loop of kernels shorter than
+  // NVML resolves (a period reads busy while any kernel runs in it; docs/gpu-time.md).
+  bool idle_lower_bound = false;
   std::vector<std::string> evidence;  // one line each: the numbers behind the diagnosis
   std::vector<FindingId> findings;    // gpu.idle, gpu.clocks-throttled when they fired
   // The precise mode's figures for this device (CUPTI), when it collected any: the diagnosis

@@ -229,16 +229,21 @@ std::string gpu_time_section(const Procs& procs) {
   std::string rows;
   for (const auto& [r, d] : procs) {
     for (const GpuTimeDevice& g : d->gpu_time.devices) {
-      if (!g.steady_idle) continue;
+      if (!g.steady_idle && !g.precise_steady_idle) continue;
       std::string findings;
       for (const GpuTimeFinding& f : d->gpu_time.findings)
         if (f.device == g.device)
           findings += fmt::format("<div><span class=\"sev {}\">{}</span> {}: {}<br><span class=\"muted\">fix: {}</span></div>",
                                   esc(f.severity), esc(f.id), esc(f.severity), esc(f.title), esc(f.fix));
+      auto share = [](const std::optional<double>& v, const char* before = "") {
+        return v ? fmt::format("{}{:.1f}%", before, 100 * *v) : std::string("-");
+      };
+      const double idle = g.precise_steady_idle ? *g.precise_steady_idle : *g.steady_idle;
       rows += fmt::format("<tr data-pid=\"{}\" data-device=\"{}\" data-idle=\"{:.3f}\"><td>{}</td><td>{}</td>"
-                          "<td class=\"num\">{:.1f}%</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
-                          d->pid, g.device, *g.steady_idle, esc(label_of(*d)), g.device, 100 * *g.steady_idle,
-                          g.process_steady_idle ? fmt::format("{:.1f}%", 100 * *g.process_steady_idle) : "-",
+                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                          "<td>{}</td><td>{}</td></tr>",
+                          d->pid, g.device, idle, esc(label_of(*d)), g.device, share(g.precise_steady_idle),
+                          share(g.steady_idle, g.idle_lower_bound ? "&ge; " : ""), share(g.process_steady_idle),
                           g.steady_samples, esc(g.diagnosis.empty() ? "-" : g.diagnosis), findings.empty() ? "-" : findings);
     }
   }
@@ -246,10 +251,12 @@ std::string gpu_time_section(const Procs& procs) {
     return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\" id=\"gpu-time-none\">Not measured: no report here holds "
            "NVML utilization samples (sampling off or unavailable, or reports from before cudashim sampled the GPU; "
            "docs/gpu-time.md).</p>";
-  return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\">NVML's utilization samples over each process's steady "
-         "state: the share of each sample period in which no kernel ran (docs/gpu-time.md says what it can resolve).</p>"
-         "<table id=\"gpu-time-table\"><tr><th>process</th><th>device</th><th>idle (device)</th><th>idle (this process's "
-         "kernels)</th><th>samples</th><th>diagnosis</th><th>findings</th></tr>" +
+  return "<h2 id=\"gpu-time\">GPU time</h2><p class=\"muted\">The share of each process's steady state in which the GPU "
+         "ran none of its work: from the GPU's own timestamps (CUPTI) in the precise mode, and from NVML's utilization "
+         "samples, the share of each sample period in which no kernel ran (&ge;: kernels too short for NVML to resolve; "
+         "docs/gpu-time.md says what each can resolve).</p>"
+         "<table id=\"gpu-time-table\"><tr><th>process</th><th>device</th><th>idle (CUPTI)</th><th>idle (NVML, device)</th>"
+         "<th>idle (NVML, this process's kernels)</th><th>NVML samples</th><th>diagnosis</th><th>findings</th></tr>" +
          rows + "</table>";
 }
 

@@ -131,9 +131,15 @@ GpuTime read_gpu_time(const Node& n) {
     if (w.is_null() || !w.has("idle")) return std::nullopt;
     return w.get<double>("idle");
   };
-  for (const Node& d : n.elements("devices"))
-    g.devices.push_back({d.get<int64_t>("device"), idle(d["steady"]), idle(d["process_steady"]),
-                         d["steady"].get<int64_t>("samples"), d.get<std::string>("diagnosis")});
+  for (const Node& d : n.elements("devices")) {
+    GpuTimeDevice dev{d.get<int64_t>("device"), idle(d["steady"]), idle(d["process_steady"]),
+                      d["steady"].get<int64_t>("samples"), d.get<std::string>("diagnosis")};
+    dev.idle_lower_bound = d.get<bool>("idle_lower_bound", false);
+    if (n["precise"].get<std::string>("mode") == "cupti")
+      for (const Node& p : n["precise"].elements("devices"))
+        if (p.get<int64_t>("device") == dev.device && p["steady"].get<int64_t>("to_ns") > 0) dev.precise_steady_idle = idle(p["steady"]);
+    g.devices.push_back(std::move(dev));
+  }
   for (const Node& f : n.elements("findings"))
     g.findings.push_back({f.get<std::string>("id", "?"), f.get<std::string>("severity", "?"), f.get<std::string>("title"),
                           f.get<std::string>("fix"), f.get<std::string>("diagnosis"), f.get<int64_t>("device")});

@@ -134,6 +134,8 @@ struct GpuTimeDevice {
   std::optional<double> steady_idle, process_steady_idle;  // 0 to 1; none without samples
   int64_t steady_samples = 0;
   std::string diagnosis;
+  bool idle_lower_bound = false;              // steady_idle is NVML's floor (kernels too short for it)
+  std::optional<double> precise_steady_idle;  // the precise mode's (CUPTI), when it collected
 };
 struct GpuTimeFinding {
   std::string id, severity, title, fix, diagnosis;

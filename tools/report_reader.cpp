@@ -364,11 +364,19 @@ std::string policy_text(const PolicyInForce& p) {
 std::string gpu_time_text(const GpuTime& g, const char* yellow, const char* reset) {
   std::string out;
   for (const GpuTimeDevice& d : g.devices) {
-    if (!d.steady_idle) continue;
-    out += fmt::format("  GPU {}: idle {:.0f}% of the steady state ({} NVML samples{}){}\n", d.device, 100 * *d.steady_idle,
-                       d.steady_samples,
-                       d.process_steady_idle ? fmt::format("; this process's kernels: idle {:.0f}%", 100 * *d.process_steady_idle) : "",
-                       d.diagnosis.empty() || d.diagnosis == "unknown" ? "" : fmt::format(", {}", t(d.diagnosis)));
+    if (!d.steady_idle && !d.precise_steady_idle) continue;
+    const std::string process =
+        d.process_steady_idle ? fmt::format("; this process's kernels: idle {:.0f}%", 100 * *d.process_steady_idle) : "";
+    const std::string diagnosis = d.diagnosis.empty() || d.diagnosis == "unknown" ? "" : fmt::format(", {}", t(d.diagnosis));
+    if (d.precise_steady_idle)  // the GPU's own timestamps; NVML's figure beside them
+      out += fmt::format("  GPU {}: idle {:.1f}% of the steady state (CUPTI's timestamps{}){}\n", d.device,
+                         100 * *d.precise_steady_idle,
+                         d.steady_idle ? fmt::format("; NVML: {:.0f}%, {} samples", 100 * *d.steady_idle, d.steady_samples) : "",
+                         diagnosis);
+    else
+      out += fmt::format("  GPU {}: idle {}{:.0f}% of the steady state ({} NVML samples{}{}){}\n", d.device,
+                         d.idle_lower_bound ? "at least " : "", 100 * *d.steady_idle, d.steady_samples,
+                         d.idle_lower_bound ? ", kernels too short for NVML to resolve" : "", process, diagnosis);
   }
   for (const GpuTimeFinding& f : g.findings)
     out += fmt::format("  {}{}{}: [{}] device {}: {}{}\n    fix: {}\n", f.severity == "info" ? "" : yellow, t(f.severity),

@@ -192,6 +192,7 @@ void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_
   }
   w.member("diagnosis", d.diagnosis);
   w.member("diagnosis_from", d.has_precise ? "cupti" : "nvml");
+  w.member("idle_lower_bound", d.idle_lower_bound);
   w.key("evidence");
   {
     auto a = w.array();

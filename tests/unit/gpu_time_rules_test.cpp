@@ -83,6 +83,11 @@ TEST_CASE("gpu time: shares, steady window and the gpu.idle threshold") {
     launches.launches = 10'000'000;  // 2 s busy over 10 M launches: 0.2 us each
     d = policy::gpu_time(util(60, 20), {}, launches, kStart, kStart + 10 * 1'000'000'000ull)[0];
     CHECK(std::string(d.diagnosis) == "launch-bound");
+    // NVML's 80 % idle is only the floor there (kernels shorter than it resolves), and says so.
+    CHECK(d.idle_lower_bound);
+    CHECK(d.evidence.back().find("idle at least 80%") != std::string::npos);
+    d = policy::gpu_time(util(60, 20), {}, syncs, kStart, kStart + 10 * 1'000'000'000ull)[0];
+    CHECK_FALSE(d.idle_lower_bound);  // sync-bound: NVML's figure stands
   }
 }
 
