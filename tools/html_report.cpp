@@ -134,7 +134,7 @@ std::string overview_section(const Procs& procs, size_t crashes) {
     return fmt::format("<div class=\"card\" id=\"card-{}\"><b>{}</b><span>{}</span></div>", id, value, what);
   };
   return "<div class=\"cards\">" + card("processes", std::to_string(procs.size()), "processes") +
-         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(warnings), infos ? fmt::format("warnings, and {} info", infos) : std::string("warnings")) +
+         card("crashes", std::to_string(crashes), "crashes") + card("findings", std::to_string(warnings), fmt::format("{}{}", warnings == 1 ? "warning" : "warnings", infos ? fmt::format(", and {} info", infos) : "")) +
          card("blocked", fmt::format("{} ({:.1f}%)", human_ns(blocked), wall ? 100.0 * blocked / wall : 0.0),
               "blocked in syncs (share of wall)") +
          card("peak", human_bytes(peak), "peak device memory (one process)") +
