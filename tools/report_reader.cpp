@@ -620,12 +620,26 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
                  : std::string();
     };
     for (const Finding& f : d.findings) {
-      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
+      // Sites of one line are one row (x.to(dev), y.to(dev) on one line are two call sites of
+      // the interpreter, one line to the user); the report's JSON keeps them apart.
+      struct Line {
+        std::string text;
+        uint64_t count = 0, blocked_ns = 0, sites = 0;
+      };
+      std::vector<Line> lines;
+      for (const FindingSite& s : f.sites) {
+        auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& l) { return l.text == s.text(); });
+        if (it == lines.end()) it = lines.insert(lines.end(), Line{s.text()});
+        it->count += s.count, it->blocked_ns += s.blocked_ns, it->sites++;
+      }
+      auto sites_of = [](const Line& l) { return l.sites > 1 ? fmt::format(" ({} call sites on this line)", l.sites) : ""; };
+      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
                          reset, f.count, human_ns(f.blocked_ns),
-                         f.sites.empty() ? std::string("(process-wide)") : t(f.sites[0].text()), idle_of(f));
-      for (size_t i = 1; i < f.sites.size(); ++i)
-        out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}\n", "", f.sites[i].count,
-                           human_ns(f.sites[i].blocked_ns), t(f.sites[i].text()));
+                         lines.empty() ? std::string("(process-wide)") : t(lines[0].text), lines.empty() ? "" : sites_of(lines[0]),
+                         idle_of(f));
+      for (size_t i = 1; i < lines.size(); ++i)
+        out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}{}\n", "", lines[i].count, human_ns(lines[i].blocked_ns),
+                           t(lines[i].text), sites_of(lines[i]));
     }
     // What is wrong with the libraries, driver and device code the process loaded.
     for (const Finding& f : d.library_findings)

@@ -6,8 +6,9 @@ switched on, at the one line of the file marked `# PLANTED`), under `CLI run --o
 python3 PROG` for every --cli given, and once without the shim (--baseline: its wall time).
 The reports (docs/report-schema.md) are read and each warning is classified:
 
-- a warning is one call site of a finding of severity warning or error (`findings[]`, the
-  report's sync/alloc/copy rules; a finding with no site counts once, not at a user line);
+- a warning is one line of a finding of severity warning or error (`findings[]`, the
+  report's sync/alloc/copy rules; its call sites on one line count once, as the summary prints
+  them; a finding with no site counts once, not at a user line);
 - it is *at the user's line* when its site's `where` names a line of the program's own file;
 - the planted habit is *found* when a warning with the expected id names the planted line;
 - *new* warnings of a planted run: those the clean run of the same CLI did not have (same id
@@ -237,6 +238,13 @@ def classify(reports, prog, line):
                     py = s.get("python") or []
                     w["innermost"] = str(py[0]) if py else ""
                 w["planted"] = w["user_line"] and w["line"] == line
+                # Call sites of one finding on one line (x.to(dev), y.to(dev)) are one warning,
+                # as the summary prints them: one line to the user.
+                same = next((o for o in warnings if o["id"] == w["id"] and o["who"] == who and o["where"] == w["where"]
+                             and w["file"] is not None), None)
+                if same is not None:
+                    same["count"] += w["count"]
+                    continue
                 warnings.append(w)
         for lf in r.get("library_findings") or []:
             if lf.get("severity") in ("warning", "error"):

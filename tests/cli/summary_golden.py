@@ -2,7 +2,7 @@
 """summary_golden.py CLI FIXTURE_DIR GOLDEN: the text summary of `cudashim report` on saved
 runs (issue 21), compared line by line with GOLDEN.
 
-FIXTURE_DIR holds (as saved-<name>, the names .gitignore would skip) the report of gpu/realworld/idle_loops.py input-bound on the H200 (2026-12-01, NVML sampling: the GPU-time lines and gpu.idle; paths moved under /nonexistent), what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
+FIXTURE_DIR holds (as saved-<name>, the names .gitignore would skip) the report of gpu/realworld/idle_loops.py input-bound on the H200 (2026-12-01, NVML sampling: the GPU-time lines and gpu.idle; paths moved under /nonexistent), the report of gpu/realworld/dataloader_workers.py --planted on the H200 (2026-12-02, build eee7fff: two call sites of copy.async-from-pageable on one line, x.to() and y.to(), which the summary prints as one line; cuDNN's PTX JIT as an info; paths moved under /nonexistent), what the shim wrote for tests/progs/cap_paths under CUDASHIM_MEM_CAP=10MiB
 (denials on every path: out-of-memory context, top sites, leaks by site, the policy from
 CUDASHIM_MEM_CAP), for sync_rules churn_after_oom with CUDASHIM_POOL=1 (the pool, a
 driver out-of-memory), both from the base build of 2026-12-01 with their paths moved under

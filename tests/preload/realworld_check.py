@@ -5,8 +5,8 @@ The GPU corpus only runs on the GPU host; its checker must read the reports righ
 that one call. Here it scores a small corpus of ctypes programs run through the test double
 under the built `cudashim run` (the CLI given as the build folder, as a user would point at
 an installation):
-  readback          planted: a 4-byte read-back and a sync at the PLANTED line: found there,
-                    at the user's line, nothing new; clean: no warning
+  readback          planted: two 4-byte read-backs and a sync at the PLANTED line: found there,
+                    at the user's line, one warning for the line, nothing new; clean: no warning
   framework_thread  planted: the same calls from a thread inside a site-packages package: an
                     info finding of that framework, no warning, so the habit is not found
   crash             planted: raises: an error row, not the end of the run
@@ -42,7 +42,7 @@ for _ in range(30):
     time.sleep(0.001)  # a step's own work: a loop takes time (sync.loop_share)
     cudart.cudaMemcpy(buf, out, ctypes.c_size_t(4), 1)  # a small host-to-device copy: no finding
     if planted:
-        cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaStreamSynchronize(None)  # PLANTED
+        cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaStreamSynchronize(None)  # PLANTED
 cudart.cudaFree(buf)
 """,
     "framework_thread.py": PRELUDE + """import threading
@@ -124,6 +124,8 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
            f"warnings {pl['warnings']}")
     expect(all(w["id"] == "sync.scalar-readback" and w["line"] == line for w in pl["warnings"]),
            f"readback planted: a warning that is not the planted read-back: {pl['warnings']}")
+    # The two read-backs on the planted line are two call sites, one line: one warning.
+    expect(pl["n_warnings"] == 1, f"readback planted: {pl['n_warnings']} warnings for one line: {pl['warnings']}")
     fw = by[("framework_thread", "planted", "built")]
     # A framework's own thread (no frame of the program's) is an info finding since issue 19:
     # no warning at all, and so the habit is not found at the planted line.
