@@ -19,8 +19,13 @@ std::string findings_summary_text(uint64_t wall_ns, bool* any_warning) {
     std::string where = "(process-wide)";
     if (!f.sites.empty()) {
       const recorder::CallSite& s = *f.sites[0].site;
-      where = fmt::format("{} calls at {}", s.hits.load(std::memory_order_relaxed), policy::describe_site(s));
-      if (f.sites.size() > 1) where += fmt::format(" (+{} more sites)", f.sites.size() - 1);
+      const std::string first = policy::describe_site(s);
+      where = fmt::format("{} calls at {}", s.hits.load(std::memory_order_relaxed), first);
+      // Sites on the first one's line are that line's (x.to(dev), y.to(dev)), as `cudashim report` prints them.
+      size_t same_line = 0;
+      for (size_t i = 1; i < f.sites.size(); ++i) same_line += policy::describe_site(*f.sites[i].site) == first ? 1 : 0;
+      if (same_line) where += fmt::format(" (+{} more call site{} on this line)", same_line, same_line == 1 ? "" : "s");
+      if (f.sites.size() > 1 + same_line) where += fmt::format(" (+{} more sites)", f.sites.size() - 1 - same_line);
     }
     std::string per_step =
         f.steps ? fmt::format("  {} steps, {:.1f} calls and {:.3f} ms blocked per step", f.steps,
