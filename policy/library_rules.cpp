@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "policy/user_frame.h"
+#include "symbols/path_names.h"
 
 namespace cudashim::policy {
 namespace {
@@ -23,11 +25,6 @@ int version_number(const std::string& v) {
   int major = 0, minor = 0;
   if (std::sscanf(v.c_str(), "%d.%d", &major, &minor) < 1 || major <= 0 || major > 99) return 0;
   return major * 1000 + minor * 10;
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 std::string mib(uint64_t b) {
@@ -124,9 +121,9 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     std::vector<std::string> archs;
   };
   std::map<std::string, Group> jit, none;
-  std::map<std::string, bool> usable;  // module -> some load of it had code that runs on this GPU
+  std::set<std::string> usable;  // modules some load of which had code that runs on this GPU
   for (const auto& m : *in.loads) {
-    if (m.result == 0 && (m.coverage == "sass" || m.coverage == "ptx_jit")) usable[m.who()] = true;
+    if (m.result == 0 && (m.coverage == "sass" || m.coverage == "ptx_jit")) usable.insert(m.who());
     auto* g = m.coverage == "ptx_jit" ? &jit[m.who()] : (m.coverage == "none" || m.result == 209) ? &none[m.who()] : nullptr;
     if (g == nullptr) continue;
     g->loads++, g->ns += m.dt_ns, g->sm = m.sm;
@@ -153,7 +150,7 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
       f.vendor_internal = true;
       f.exact_fix = fmt::format("Nothing to do: the PTX is {}'s own (package {}); the driver JIT-compiles it once and keeps the "
                                 "result in the JIT cache, so later runs load it from there. A newer {} may ship SASS for sm_{}.",
-                                base_name(caller), pkg, pkg, g.sm);
+                                symbols::base_name(caller), pkg, pkg, g.sm);
     }
     out.push_back(std::move(f));
   }
@@ -163,11 +160,11 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     const std::string pkg = framework_of(caller.c_str());
     if (!pkg.empty() && usable.count(caller) != 0) {
       f.vendor_internal = true;
-      f.evidence.push_back(fmt::format("other device code of {} loaded for sm_{}", base_name(caller), g.sm));
+      f.evidence.push_back(fmt::format("other device code of {} loaded for sm_{}", symbols::base_name(caller), g.sm));
       f.exact_fix = fmt::format("Nothing to do while {}'s calls succeed: it also loaded device code that runs on sm_{}, and this "
                                 "module is one it does not use on this GPU. If its calls fail with \"no kernel image\", install a "
                                 "build of package {} made for sm_{}.",
-                                base_name(caller), g.sm, pkg, g.sm);
+                                symbols::base_name(caller), g.sm, pkg, g.sm);
     }
     out.push_back(std::move(f));
   }
