@@ -56,6 +56,27 @@ say "corpus: exit $?"
 grep -A3 '^## Totals' "$OUT/corpus/results.md" 2>/dev/null | tail -n 1
 fi
 
+if step jaxstudy; then  # not in the default STEPS: which JAX threads sync, and what the main thread does then
+  say "== jaxstudy: gpu/realworld/jax_threads.py"
+  mkdir -p "$OUT/jaxstudy"
+  for form in clean planted; do
+    flag=; [ $form = planted ] && flag=--planted
+    timeout -k 5 120 "$CLI" run --quiet --out "$OUT/jaxstudy/$form" python3 gpu/realworld/jax_threads.py $flag --steps 300 \
+      > "$OUT/jaxstudy/$form.log" 2>&1 || say "jax_threads $form: exit $?"
+    python3 gpu/realworld/jax_threads.py --analyze "$OUT/jaxstudy/$form" 2>&1 | tee "$OUT/jaxstudy/$form.txt"
+  done
+  # The planted loop's time with and without the shim (its wait sampler running), alternating.
+  for round in 1 2 3; do
+    for side in bare shim; do
+      if [ $side = shim ]; then
+        timeout -k 5 120 "$CLI" run --quiet --out "$OUT/jaxstudy/cost-$round" python3 gpu/realworld/jax_threads.py --planted --steps 1000
+      else
+        timeout -k 5 120 python3 gpu/realworld/jax_threads.py --planted --steps 1000
+      fi 2>/dev/null | sed "s/^/$side: /" | tee -a "$OUT/jaxstudy/cost.txt"
+    done
+  done
+fi
+
 if step idle; then
 say "== idle: gpu/realworld/idle_compare.py"
 mkdir -p "$OUT/idle"
