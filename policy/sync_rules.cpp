@@ -263,6 +263,9 @@ FindingId classify_site(const recorder::CallSite& s) {
   const uint64_t hits = s.hits.load(std::memory_order_relaxed);
   if (hits == 0) return FindingId::none;
   const uint64_t avg_bytes = s.bytes.load(std::memory_order_relaxed) / hits;
+  // A waiter's site (shim/wait_sampler.h): the main thread seen waiting at this line while another
+  // thread read a few bytes back from the device for it (jax.device_get(loss)).
+  if (s.sampled) return FindingId::scalar_readback;
   if (h.family == Family::sync && h.timing == Timing::BLOCKING) {
     if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::scalar_readback;
     if (h.has(ROLE_DEPRECATED)) return FindingId::deprecated_api;

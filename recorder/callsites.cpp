@@ -59,11 +59,20 @@ CallSite* site_table() { return g_sites; }
 uint64_t first_site_ticks() { return g_first_site_ticks.load(std::memory_order_relaxed); }
 size_t site_capacity() { return kSites; }
 
-CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
-  uint64_t key = mix(mix(mix(static_cast<uint64_t>(api) + 1, reinterpret_cast<uintptr_t>(ra)),
-                         reinterpret_cast<uintptr_t>(py.code)),
-                     py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line));
-  if (key == 0) key = 1;
+namespace {
+
+uint64_t site_key(HookId api, const void* ra, const PyLocation& py, uint64_t salt) {
+  const uint64_t key = mix(mix(mix(mix(static_cast<uint64_t>(api) + 1, reinterpret_cast<uintptr_t>(ra)),
+                                   reinterpret_cast<uintptr_t>(py.code)),
+                               py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line)),
+                           salt);
+  return key == 0 ? 1 : key;
+}
+
+// The slot of `key`, claimed and filled by `fill(site)` on first use (open addressing, 64 probes);
+// nullptr when the table is full.
+template <typename Fill>
+CallSite* find_or_claim(uint64_t key, HookId api, const void* ra, const PyLocation& py, Fill&& fill) {
   size_t b = key & (kSites - 1);
   for (size_t probe = 0; probe < 64; ++probe, b = (b + 1) & (kSites - 1)) {
     CallSite& s = g_sites[b];
@@ -90,11 +99,32 @@ CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
     s.visits.store(0, std::memory_order_relaxed);
     s.last_activity.store(0, std::memory_order_relaxed);
     s.captured.store(1, std::memory_order_release);
-    capture(s);
+    fill(s);
     s.captured.store(2, std::memory_order_release);
     return &s;
   }
   return nullptr;
+}
+
+}  // namespace
+
+CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
+  return find_or_claim(site_key(api, ra, py, 0), api, ra, py, [](CallSite& s) {
+    s.sampled = false;
+    capture(s);
+  });
+}
+
+CallSite* sampled_site_for(const CallSite& reader, const PyLocation& py, const PyFrameText* frames, int depth) {
+  constexpr uint64_t kSampledSalt = 0x5a3d1e0fb7c24a91ull;  // never the key of a site the hooks count
+  return find_or_claim(site_key(reader.api, reader.return_address, py, kSampledSalt), reader.api,
+                       reader.return_address, py, [&](CallSite& s) {
+                         s.sampled = true;
+                         s.native_depth = reader.native_depth;
+                         std::memcpy(s.native, reader.native, sizeof s.native);
+                         s.py_depth = depth < kMaxPyFrames ? depth : kMaxPyFrames;
+                         for (int i = 0; i < s.py_depth; ++i) s.py[i] = frames[i];
+                       });
 }
 
 namespace {
@@ -183,6 +213,7 @@ void sites_reset() {
     s.bytes = 0;
     s.captured = 0;
     s.classified = false;
+    s.sampled = false;
     s.after_readback = 0;
     s.pageable = 0;
     s.pooled = 0;

@@ -52,6 +52,11 @@ struct CallSite {
   std::atomic<int> captured;             // 0 no, 1 capturing, 2 done: the fields above and below
                                          // are readable once it is 2 (acquire)
   std::atomic<bool> classified;          // the observer judged it once (shim/sync_observer.cpp)
+  // A waiter's site (shim/wait_sampler.h): no call of the program is counted here, but the main
+  // thread seen waiting at this Python line while a thread with no Python frame read back a few
+  // bytes from the device (XLA's threads serve jax.device_get). Each hit is one sample; its
+  // native frames are the reading thread's, its Python frames the main thread's.
+  bool sampled = false;
   int native_depth = 0;
   void* native[kMaxNativeFrames] = {};
   int py_depth = 0;
@@ -69,6 +74,12 @@ struct PyLocation {
 // Returns the call site for this hit, creating it (and capturing its stacks) on
 // first use; nullptr when the table is full. Then count it with site_hit().
 CallSite* site_for(HookId api, const void* return_address, const PyLocation& py);
+
+// The waiter's site of `py` (the main thread's Python location, its frames in `frames`) for a
+// read-back made at `reader` by a thread with no Python frame, created on first use (its native
+// frames copied from `reader`'s); nullptr when the table is full. Off the hooks' path: the wait
+// sampler's thread (shim/wait_sampler.h) calls it, then counts each sample with site_hit().
+CallSite* sampled_site_for(const CallSite& reader, const PyLocation& py, const PyFrameText* frames, int depth);
 
 // Adds one hit of `ticks` and `bytes` to `site` at the clock reading `now`. `activity`: the
 // hitting thread's count of launches and hits elsewhere (shim/thread_flags.h); when it moved

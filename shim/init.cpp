@@ -43,6 +43,7 @@
 #include "shim/report_writer.h"
 #include "shim/sync_observer.h"
 #include "shim/terminate.h"
+#include "shim/wait_sampler.h"
 #include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
@@ -186,6 +187,7 @@ void after_fork_child() {
   recorder::library_log_reset();
   policy::library_inventory_reset();
   termination_after_fork();
+  wait_sampler_after_fork();
   if (g_info != nullptr) {
     recorder::capture_process_info(*g_info);
     if (!g_inert.load()) {
@@ -240,6 +242,7 @@ __attribute__((constructor)) void cudashim_start() {
   recorder::stream_add_tick(gpu_sampler_tick);
   recorder::stream_add_tick(device_facts_tick);
   recorder::stream_add_tick(cupti_tick);
+  recorder::stream_add_tick(wait_sampler_tick);
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }

@@ -28,7 +28,10 @@
 //    Entry frames that delimit C and Python stacks (3.12+: owner FRAME_OWNED_BY_CSTACK,
 //    3.14 also FRAME_OWNED_BY_INTERPRETER; their code is the "<shim>" code object or
 //    None) are skipped.
-//    CUDASHIM_PYTHON_STACKS=0 turns both readers off.
+//  - Another thread's (read_main_thread, for the wait sampler, shim/wait_sampler.h): the main
+//    thread's frames, read with the same layouts through process_vm_readv while this thread
+//    holds the GIL (which the main thread, asleep in a wait, has released).
+//    CUDASHIM_PYTHON_STACKS=0 turns every reader off.
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/uio.h>
@@ -43,7 +46,7 @@
 #include "recorder/callsites.h"
 #include "shim/log.h"
 #include "shim/real_dl.h"
-#include "shim/sync_observer.h"
+#include "shim/python_stack.h"
 
 namespace cudashim::shim {
 namespace {
@@ -67,6 +70,12 @@ struct PyApi {
   const void* code_type;                   // &PyCode_Type
   const void* str_type;                    // &PyUnicode_Type
   const void* frame_type;                  // &PyFrame_Type (3.10: every frame is one)
+  // Another thread's frames (read_main_thread)
+  int (*gil_ensure)();                     // PyGILState_Ensure (its enum as an int)
+  void (*gil_release)(int);                // PyGILState_Release
+  void* (*interp_main)();                  // PyInterpreterState_Main
+  void* (*thread_head)(void*);             // PyInterpreterState_ThreadHead
+  int (*finalizing)();                     // Py_IsFinalizing (3.13+), _Py_IsFinalizing (3.10 to 3.12)
 };
 PyApi g_py;
 
@@ -111,6 +120,7 @@ constexpr int kStrLengthOff = 16;     // PyASCIIObject.length
 constexpr int kStrStateOff = 32;      // PyASCIIObject.state
 constexpr unsigned kCompactAscii = (1u << 5) | (1u << 6);
 constexpr int kMaxWalk = 64;          // frames looked at outward from the innermost
+constexpr int kNextThreadOff = 8;     // PyThreadState.next (prev, next, interp: 3.10 to 3.14)
 
 const FrameLayout* g_layout = nullptr;       // this process's minor version; nullptr: no GIL-free reader
 std::atomic<int> g_probes{0};
@@ -373,10 +383,9 @@ int capture_with_gil(recorder::PyFrameText* frames, int max) {
   return n;
 }
 
-int capture_without_gil(recorder::PyFrameText* frames, int max) {
-  if (g_layout == nullptr || g_checked.load(std::memory_order_acquire) != 1) return 0;
-  const void* ts = g_py.this_tstate();
-  if (ts == nullptr) return 0;
+// The Python frames of thread state `ts` as text, innermost first, every word read through
+// process_vm_readv; the layout must have held (g_checked == 1).
+int capture_frames_of(const void* ts, recorder::PyFrameText* frames, int max) {
   int n = 0;
   for (PyFrame p = python_frame_from<true>(top_frame<true>(ts)); p.frame != nullptr && n < max;
        p = python_frame_from<true>(outer<true>(p.frame))) {
@@ -389,6 +398,12 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
     ++n;
   }
   return n;
+}
+
+int capture_without_gil(recorder::PyFrameText* frames, int max) {
+  if (g_layout == nullptr || g_checked.load(std::memory_order_acquire) != 1) return 0;
+  const void* ts = g_py.this_tstate();
+  return ts == nullptr ? 0 : capture_frames_of(ts, frames, max);
 }
 
 int capture(recorder::PyFrameText* frames, int max) {
@@ -438,6 +453,44 @@ void read_program_argv() {
   policy::configure_user_frames(argv, argc);
 }
 
+// The main thread's state: the oldest of the main interpreter's thread states, the last of
+// its list (a new thread state is put at the head: Python/pystate.c), read through
+// process_vm_readv (a thread state freed meanwhile is a bad read, not a fault).
+const void* main_thread_state() {
+  void* interp = g_py.interp_main();
+  const void* ts = interp != nullptr ? g_py.thread_head(interp) : nullptr;
+  for (int guard = 0; ts != nullptr && guard < 4096; ++guard) {
+    uintptr_t next = 0;
+    if (!load<true>(ts, kNextThreadOff, next)) return nullptr;
+    if (next == 0) return ts;
+    ts = reinterpret_cast<const void*>(next);
+  }
+  return nullptr;
+}
+
+// read_main_thread under the GIL: the user's innermost frame of thread state `ts` and its frames.
+int read_thread(const void* ts, recorder::PyLocation& loc, recorder::PyFrameText* frames, int max) {
+  if (g_checked.load(std::memory_order_acquire) == 0) {  // no hook has seen a Python frame yet
+    if (!layout_holds(ts)) return 0;
+    g_checked.store(1, std::memory_order_release);
+  }
+  const PyFrame innermost = python_frame_from<true>(top_frame<true>(ts));
+  if (innermost.frame == nullptr) return 0;
+  PyFrame site = innermost;
+  PyFrame p = innermost;
+  for (int guard = 0; p.frame != nullptr && guard < kUserSearchDepth; ++guard, p = python_frame_from<true>(outer<true>(p.frame)))
+    if (is_user(policy::code_owner(p.code, iframe_code_file))) {
+      site = p;
+      break;
+    }
+  loc.code = site.code;
+  loc.ip = reinterpret_cast<const void*>(instruction_of<true>(site.frame));
+  if (frames == nullptr || max <= 0) return 1;  // the location only
+  recorder::PyFrameText all[kUserSearchDepth];
+  const int n = capture_frames_of(ts, all, kUserSearchDepth);
+  return policy::keep_user_frame(all, n, frames, max);
+}
+
 }  // namespace
 
 void install_python_readers() {
@@ -475,12 +528,34 @@ void install_python_readers() {
     if (g_layout == nullptr)  // once per process: no line rather than a wrong one
       log_message(LogLevel::info, "CPython 3.{}: no frame reader for this version or build; Python lines only where the GIL is held",
                   minor);
+    // read_main_thread's: optional (without them the wait sampler finds nothing).
+    find_global(a.gil_ensure, "PyGILState_Ensure");
+    find_global(a.gil_release, "PyGILState_Release");
+    find_global(a.interp_main, "PyInterpreterState_Main");
+    find_global(a.thread_head, "PyInterpreterState_ThreadHead");
+    if (!find_global(a.finalizing, "Py_IsFinalizing")) find_global(a.finalizing, "_Py_IsFinalizing");
     g_py = a;
     read_program_argv();
     recorder::g_py_capture.store(capture, std::memory_order_release);
     recorder::g_py_locate.store(locate, std::memory_order_release);
   }
   g_state.store(ok ? 1 : 2, std::memory_order_release);
+}
+
+int read_main_thread(recorder::PyLocation& loc, recorder::PyFrameText* frames, int max) {
+  if (g_state.load(std::memory_order_acquire) != 1 || g_layout == nullptr || g_checked.load(std::memory_order_acquire) == 2 ||
+      g_py.gil_ensure == nullptr || g_py.gil_release == nullptr || g_py.interp_main == nullptr ||
+      g_py.thread_head == nullptr || g_py.finalizing == nullptr)
+    return 0;
+  // Taking the GIL once the interpreter finalizes would end this thread (3.10 to 3.13) or hang
+  // it (3.14): it is not taken then. A finalization that starts after this test does the same
+  // to this thread only (the sampler's own), never to the program's.
+  if (g_py.is_initialized() == 0 || g_py.finalizing() != 0) return 0;
+  const int gil = g_py.gil_ensure();
+  const void* ts = main_thread_state();
+  const int n = ts != nullptr ? read_thread(ts, loc, frames, max) : 0;
+  g_py.gil_release(gil);
+  return n;
 }
 
 }  // namespace cudashim::shim

@@ -13,7 +13,9 @@
 #include "recorder/events.h"
 #include "shim/drain_idle.h"
 #include "shim/log.h"
+#include "shim/python_stack.h"
 #include "shim/resolve.h"
+#include "shim/wait_sampler.h"
 
 namespace cudashim::shim {
 namespace {
@@ -57,7 +59,8 @@ void announce(const CallSite& s, FindingId rule) {
   // inside a framework's own code (policy::site_framework) is nothing the user can change: an
   // info line, below the default log level.
   const std::string framework = policy::site_framework(s);
-  const std::string where = policy::describe_site(s);
+  // A waiter's site (shim/wait_sampler.h) counts samples of the main thread, not calls of its own.
+  const std::string where = policy::describe_site(s) + (s.sampled ? " (sampled while the main thread waited for a read-back)" : "");
   const char* api = hook_info(s.api).name;
   if (!framework.empty())
     log_message(LogLevel::info, "[{}] {} at {} [{}]: {}", row.name, row.title, where, api,
@@ -143,7 +146,13 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);
 
   if (info.kind == RecKind::COPY) {
-    if (f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes) ts.readback_pending = true;  // a read-back is pending
+    const bool readback = f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes;
+    if (readback) ts.readback_pending = true;  // a read-back is pending
+    // On a thread with no Python frame in a process with CPython (XLA's, serving jax.device_get):
+    // the wait sampler looks for the Python line waiting for a read-back (shim/wait_sampler.h).
+    if (py.code == nullptr && (f.dir == CopyDir::D2H || f.dir == CopyDir::H2D) &&
+        rec::g_py_locate.load(std::memory_order_relaxed) != nullptr)
+      note_frameless_copy(s, readback);
     if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
         !is_pinned(f.host))
       s->pageable.fetch_add(1, std::memory_order_relaxed);
@@ -159,16 +168,20 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
     s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
   }
+  judge_site(*s, now);
+}
+
+void judge_site(CallSite& s, uint64_t now) {
   // A site is classified once, by the first hit that finds it in the steady-state loop so far
   // (policy::steady_so_far: more visits than the warm-up, spread over sync.loop_share of the
   // CUDA-active window so far and over at least a second, so that no start-up burst is
   // announced; the report judges the whole run, policy::in_steady_loop) and its first hit's
   // capture finished (captured == 2, acquire: before that its api and stacks may still be
   // being written by that thread); it announces itself if that makes it a finding.
-  if (!s->classified.load(std::memory_order_relaxed) && policy::steady_so_far(*s, now) &&
-      s->captured.load(std::memory_order_acquire) == 2 && !s->classified.exchange(true, std::memory_order_relaxed)) {
-    const FindingId rule = policy::classify_site(*s);
-    if (rule != FindingId::none) announce(*s, rule);
+  if (!s.classified.load(std::memory_order_relaxed) && policy::steady_so_far(s, now) &&
+      s.captured.load(std::memory_order_acquire) == 2 && !s.classified.exchange(true, std::memory_order_relaxed)) {
+    const FindingId rule = policy::classify_site(s);
+    if (rule != FindingId::none) announce(s, rule);
   }
 }
 

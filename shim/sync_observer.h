@@ -6,6 +6,7 @@
 
 #include "catalog/hooks.h"
 #include "shim/cuda_abi.h"
+#include "recorder/callsites.h"
 #include "recorder/recorder.h"
 #include "shim/thread_flags.h"
 
@@ -40,6 +41,10 @@ inline void note_inner_alloc(const CallFacts& f) {
 // relaxed atomic adds; CPython processes also read the current frame and line.
 void observe(HookId id, const void* return_address, uint64_t ticks, const CallFacts& facts);
 
+// Judges site `s` once, at a hit at clock `now` that finds it in the steady-state loop so far,
+// and announces it when that makes it a finding (the observer's hits, the wait sampler's samples).
+void judge_site(recorder::CallSite& s, uint64_t now);
+
 // Call sites on or off at run time (cudashim_set_call_sites): 1 on, 0 off, -1 as the
 // policy says. Returns whether they were on before.
 bool set_call_sites(int on);
@@ -69,9 +74,5 @@ inline bool is_blocking_stream(CUstream stream) {
 
 // A context was created or the primary context's flags set: note deprecated flags.
 void note_context_flags(HookId id, unsigned int flags);
-
-// Installs the Python-stack readers when CPython is in the process (idempotent;
-// called lazily from observe()).
-void install_python_readers();
 
 }  // namespace cudashim::shim
