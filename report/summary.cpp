@@ -26,6 +26,7 @@ std::string findings_summary_text(uint64_t wall_ns, bool* any_warning) {
       for (size_t i = 1; i < f.sites.size(); ++i) same_line += policy::describe_site(*f.sites[i].site) == first ? 1 : 0;
       if (same_line) where += fmt::format(" (+{} more call site{} on this line)", same_line, same_line == 1 ? "" : "s");
       if (f.sites.size() > 1 + same_line) where += fmt::format(" (+{} more sites)", f.sites.size() - 1 - same_line);
+      if (s.sampled) where += " (sampled: the main thread seen waiting here while another thread read back)";
     }
     std::string per_step =
         f.steps ? fmt::format("  {} steps, {:.1f} calls and {:.3f} ms blocked per step", f.steps,

@@ -27,6 +27,7 @@ FindingSite read_site(const Node& n) {
   for (const Node& py : n.elements("python")) s.python.push_back(py.raw().is_string() ? py.raw().get<std::string>() : "?");
   s.count = n.get<uint64_t>("count");
   s.blocked_ns = n.get<uint64_t>("blocked_ns");
+  s.sampled = n.get<bool>("sampled");
   s.gpu_idle_after_ns = n.get_optional<uint64_t>("gpu_idle_after_ns");
   if (const Node wf = n["where_frame"]; !wf.is_null()) s.where_frame = read_frame(wf);
   if (!n["frames"].is_null()) {

@@ -31,6 +31,7 @@ struct FindingSite {
   uint64_t count = 0, blocked_ns = 0;
   std::optional<uint64_t> gpu_idle_after_ns;     // GPU idle after its drains (absent in older reports)
   std::vector<std::string> python;               // the Python stack at the first hit, innermost first
+  bool sampled = false;                          // a waiter's site: count is samples, no blocked time
   std::optional<std::string> where_source;       // the resolved text of where_frame (report_reader.cpp)
   std::vector<std::string> native_source;        // each of frames resolved (report_reader.cpp)
   // The text of the site for people: the resolved source line when there is one, else `where`.

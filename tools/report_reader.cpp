@@ -624,15 +624,23 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       // the interpreter, one line to the user); the report's JSON keeps them apart.
       struct Line {
         std::string text;
-        uint64_t count = 0, blocked_ns = 0, sites = 0;
+        uint64_t count = 0, blocked_ns = 0, sites = 0, samples = 0;
       };
       std::vector<Line> lines;
       for (const FindingSite& s : f.sites) {
         auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& l) { return l.text == s.text(); });
         if (it == lines.end()) it = lines.insert(lines.end(), Line{s.text()});
         it->count += s.count, it->blocked_ns += s.blocked_ns, it->sites++;
+        if (s.sampled) it->samples += s.count;
       }
-      auto sites_of = [](const Line& l) { return l.sites > 1 ? fmt::format(" ({} call sites on this line)", l.sites) : ""; };
+      auto sites_of = [](const Line& l) {
+        std::string out = l.sites > 1 ? fmt::format(" ({} call sites on this line)", l.sites) : "";
+        // A waiter's site (shim/wait_sampler.h): its calls are another thread's, its count samples.
+        if (l.samples)
+          out += fmt::format(" (sampled: the main thread seen waiting here {} times while another thread read back; "
+                             "blocked time not measured)", l.samples);
+        return out;
+      };
       out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
                          reset, f.count, human_ns(f.blocked_ns),
                          lines.empty() ? std::string("(process-wide)") : t(lines[0].text), lines.empty() ? "" : sites_of(lines[0]),

@@ -38,6 +38,9 @@ void write_site(JsonWriter& w, const policy::FindingSite& fs) {
   w.member("api", hook_info(s.api).name);
   w.member("where", policy::describe_site(s));
   w.member("count", s.hits.load(std::memory_order_relaxed));
+  // A waiter's site (shim/wait_sampler.h): count is the samples of the main thread waiting at
+  // this line while a thread with no Python frame read back; it has no blocked time of its own.
+  w.member("sampled", s.sampled);
   w.member("steps", s.visits.load(std::memory_order_relaxed));
   w.member("blocked_ns", ticks_to_ns(fs.ticks));
   w.member("gpu_idle_after_ns", ticks_to_ns(s.idle_after_ticks.load(std::memory_order_relaxed)));
