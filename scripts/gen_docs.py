@@ -145,10 +145,12 @@ How a runtime finding is placed and judged (`policy/sync_rules.cpp`, `policy/use
   run), and so does the user's own code outside site-packages. A system-wide install
   (`/usr/lib/x86_64-linux-gnu/libcudnn*`, `/usr/local/cuda`) is not told from the user's
   own libraries by path, and keeps the row's severity.
-- **A sync on a thread with no Python frame** (XLA's own threads: `jax.device_get(x)`
-  makes the main thread wait while an XLA thread calls `cuStreamSynchronize`) is its
-  library's site and info: not attributed to the Python thread that waits for it. Why not,
-  and what it would take: [python.md](python.md), "Syncs on threads with no Python frame".
+- **A read-back on a thread with no Python frame** (XLA's own threads: `jax.device_get(x)`
+  makes the main thread sleep while an XLA thread copies the bytes to the host) is its
+  library's site and info; the main thread's line is found by sampling it while it waits, and
+  is a `sync.scalar-readback` warning at that line, its site marked `sampled` (a count of
+  samples, no blocked time). How, and what it misses: [python.md](python.md), "Syncs on threads
+  with no Python frame".
 
 """
 

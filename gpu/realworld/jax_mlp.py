@@ -12,7 +12,10 @@ from harness import done, need, no_cuda, parse
 # XLA takes 75 % of the GPU at start by default; a third lets check.py --jobs 2 run two side by side.
 os.environ.setdefault("XLA_PYTHON_CLIENT_MEM_FRACTION", "0.3")
 
-args = parse(__doc__.splitlines()[0], steps=50)
+# 1000 steps, about 1.5 s of loop on the H200: the planted read-back is found by sampling the main
+# thread while XLA's thread reads back (shim/wait_sampler.h), at most one sample per 4 ms, and a
+# loop must be 5 % of the run's loop window (sync.loop_share), which XLA's compile also spans.
+args = parse(__doc__.splitlines()[0], steps=1000)
 jax = need("jax")
 np = need("numpy")
 try:
