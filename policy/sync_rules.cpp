@@ -258,6 +258,12 @@ void configure_sync(const Settings& s) {
 
 const SyncThresholds& sync_thresholds() { return g_thresholds; }
 
+bool waiter_is_finding(const recorder::CallSite& s) {
+  if (!s.sampled || s.reader == nullptr) return false;
+  const uint64_t all = s.reader->waiter_samples.load(std::memory_order_relaxed);
+  return s.hits.load(std::memory_order_relaxed) * kWaiterShareOf >= all;
+}
+
 FindingId classify_site(const recorder::CallSite& s) {
   const HookInfo& h = hook_info(s.api);
   const uint64_t hits = s.hits.load(std::memory_order_relaxed);
@@ -265,7 +271,7 @@ FindingId classify_site(const recorder::CallSite& s) {
   const uint64_t avg_bytes = s.bytes.load(std::memory_order_relaxed) / hits;
   // A waiter's site (shim/wait_sampler.h): the main thread seen waiting at this line while another
   // thread read a few bytes back from the device for it (jax.device_get(loss)).
-  if (s.sampled) return FindingId::scalar_readback;
+  if (s.sampled) return waiter_is_finding(s) ? FindingId::scalar_readback : FindingId::none;
   if (h.family == Family::sync && h.timing == Timing::BLOCKING) {
     if (s.after_readback.load(std::memory_order_relaxed) * 2 >= hits) return FindingId::scalar_readback;
     if (h.has(ROLE_DEPRECATED)) return FindingId::deprecated_api;

@@ -26,6 +26,14 @@ const SyncThresholds& sync_thresholds();
 // Returns what a call site in the steady state shows, or FindingId::none.
 FindingId classify_site(const recorder::CallSite& s);
 
+// A waiter's site (shim/wait_sampler.h) is a finding when it holds at least 1/kWaiterShareOf of
+// the samples its read-back's site got at all its waiters: the line the main thread waits at
+// for the read-back holds most of them; a line where it only sleeps a moment in the hand-off to
+// the next step's transfer, before that copy starts, holds a few (on the H200, jax_mlp's dispatch
+// line). Two lines that both wait for read-backs through the same XLA site still share them.
+inline constexpr uint64_t kWaiterShareOf = 5;
+bool waiter_is_finding(const recorder::CallSite& s);
+
 // True when the site recurs across the program's steady-state loop: more visits than the
 // warm-up (sync.warmup_hits), a visit being a run of hits with no other work of the thread
 // between them (no launch, no hit at another place: recorder::site_hit), and those visits

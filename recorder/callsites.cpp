@@ -111,6 +111,7 @@ CallSite* find_or_claim(uint64_t key, HookId api, const void* ra, const PyLocati
 CallSite* site_for(HookId api, const void* ra, const PyLocation& py) {
   return find_or_claim(site_key(api, ra, py, 0), api, ra, py, [](CallSite& s) {
     s.sampled = false;
+    s.reader = nullptr;
     capture(s);
   });
 }
@@ -120,6 +121,7 @@ CallSite* sampled_site_for(const CallSite& reader, const PyLocation& py, const P
   return find_or_claim(site_key(reader.api, reader.return_address, py, kSampledSalt), reader.api,
                        reader.return_address, py, [&](CallSite& s) {
                          s.sampled = true;
+                         s.reader = &reader;
                          s.native_depth = reader.native_depth;
                          std::memcpy(s.native, reader.native, sizeof s.native);
                          s.py_depth = depth < kMaxPyFrames ? depth : kMaxPyFrames;
@@ -214,6 +216,8 @@ void sites_reset() {
     s.captured = 0;
     s.classified = false;
     s.sampled = false;
+    s.reader = nullptr;
+    s.waiter_samples = 0;
     s.after_readback = 0;
     s.pageable = 0;
     s.pooled = 0;

@@ -22,6 +22,7 @@
 #include <tuple>
 
 #include "policy/admission.h"
+#include "policy/sync_rules.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "shim/admission_scope.h"
@@ -33,6 +34,7 @@
 #include "shim/resolve.h"
 #include "shim/sync_observer.h"
 #include "shim/torch_counters.h"
+#include "shim/wait_sampler.h"
 
 namespace cudashim::shim {
 
@@ -124,6 +126,15 @@ template <HookId kId, class Fn, class R, class Call, class Rec>
       ++g_flags.activity;  // work between two hits of a site: they are not one burst (sync_observer.h)
     }
     if constexpr (kRow.timing == Timing::BLOCKING) facts.cpu0 = maybe_sample_cpu(scope);
+    // A thread with no Python frame (XLA's) starting a host-device copy: the wait sampler's mark
+    // (shim/wait_sampler.h). One TLS load on every other thread.
+    if constexpr (kRow.kind == RecKind::COPY) {
+      if (__builtin_expect(g_flags.frameless_copier, 0) && scope.outermost()) {
+        [[maybe_unused]] const auto [bytes, dir, host] = rec();  // the copy's arguments: readable before it
+        if (dir == CopyDir::H2D || dir == CopyDir::D2H)
+          note_copy_start(dir == CopyDir::D2H && bytes <= policy::sync_thresholds().readback_max_bytes);
+      }
+    }
     const uint64_t t0 = kTimed ? now_ticks() : 0;
     facts.t0 = t0;
     // Submitted work ends the GPU idle after this thread's last drain (one TLS compare without one).

@@ -150,9 +150,10 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     if (readback) ts.readback_pending = true;  // a read-back is pending
     // On a thread with no Python frame in a process with CPython (XLA's, serving jax.device_get):
     // the wait sampler looks for the Python line waiting for a read-back (shim/wait_sampler.h).
-    if (py.code == nullptr && (f.dir == CopyDir::D2H || f.dir == CopyDir::H2D) &&
-        rec::g_py_locate.load(std::memory_order_relaxed) != nullptr)
-      note_frameless_copy(s, readback);
+    if (f.dir == CopyDir::D2H || f.dir == CopyDir::H2D) {
+      ts.frameless_copier = py.code == nullptr && rec::g_py_locate.load(std::memory_order_relaxed) != nullptr;
+      if (ts.frameless_copier && readback) note_readback_site(s);
+    }
     if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
         !is_pinned(f.host))
       s->pageable.fetch_add(1, std::memory_order_relaxed);

@@ -10,6 +10,8 @@ struct ThreadFlags {
   uint32_t internal;         // >0 while cudashim's own code runs: hooks pass straight through
   uint32_t blocking_calls;   // sampling counter for thread CPU time (spin-wait detection)
   bool readback_pending;     // this thread's last copy was a small device-to-host one (a read-back)
+  bool frameless_copier;     // this thread's last host-device copy ran with no Python frame in a process with
+                             // CPython (XLA's threads): its next copies mark their start (shim/wait_sampler.h)
   bool pooled_free;          // the pool took this thread's current free into its cache (cudaFree over cuMemFree)
   bool pool_work;            // this thread queued stream work since its last pooled free: that free makes a
                              // fence of its own (shim/pool.h: another thread's fence may miss this thread's marks)

@@ -121,11 +121,13 @@ void* sample_loop(void*) {
     last_sample = now;
     rec::CallSite* s = waiter_site(*reader, loc);
     if (s == nullptr) continue;
+    reader->waiter_samples.fetch_add(1, std::memory_order_relaxed);
     rec::site_hit(s, 0, reader->hits.load(std::memory_order_relaxed) ? reader->bytes.load(std::memory_order_relaxed) /
                                                                            reader->hits.load(std::memory_order_relaxed)
                                                                      : 0,
                   main_thread_calls(main_slot, pid), now);
-    judge_site(*s, now);
+    // Judged once it holds its share of the read-back's samples (a hand-off's line never does).
+    if (policy::waiter_is_finding(*s)) judge_site(*s, now);
   }
   g_running.store(false, std::memory_order_release);
   return nullptr;

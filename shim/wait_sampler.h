@@ -7,14 +7,15 @@
 // the read-back would be XLA's (info). Attributing it at the hook is not possible without system
 // calls or unsafe reads of another thread's frames, so it is sampled off the hooks' path, the way
 // py-spy samples from outside:
-//  - The hook (shim/sync_observer.cpp) stores a mark at each host-device copy of a thread with
-//    no Python frame in a process with CPython, and notes which were read-backs (small,
-//    device-to-host). A few plain atomic stores.
+//  - The hook (shim/on_call.h, note_copy_start) stores a mark at the start of each host-device
+//    copy of a thread with no Python frame in a process with CPython (shim/sync_observer.cpp
+//    sets g_flags.frameless_copier at the thread's copies), and notes which were read-backs
+//    (small, device-to-host). A few plain atomic stores.
 //  - The flush thread starts the sampler's thread once marks keep coming (more than the warm-up);
 //    it leaves after 2 s without a new one, and the next tick starts it again when they return.
 //  - Every millisecond the sampler looks at the mark. At a new read-back that is still the latest
 //    such copy (after it, XLA's next transfer, the next step's batch, means the main thread has
-//    moved on: on the H200 most samples otherwise named the next step's dispatch line), when the main thread sleeps
+//    moved on to the next step's dispatch line), when the main thread sleeps
 //    (/proc/self/task/<pid>/stat: S or D, what py-spy's --idle reads), it reads the main thread's
 //    Python location (shim/python_stack.h, read_main_thread: under the GIL, through
 //    process_vm_readv) and counts one sample at the waiter's site of that line
@@ -24,7 +25,10 @@
 //    hooked calls since the site's previous sample: a loop's read-back is one visit per step,
 //    while XLA's autotuning during a compile, with the main thread asleep in one call, is one.
 // Such a site is a sync.scalar-readback (policy::classify_site) at the user's line, with no
-// blocked time: only the samples are counted (the report says "sampled").
+// blocked time: only the samples are counted (the report says "sampled"). A line that holds
+// under a fifth of the read-back's samples is no finding (policy::waiter_is_finding): the
+// hand-off between two steps, where the main thread may sleep a moment before the next batch's
+// copy starts, not the wait.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -34,25 +38,35 @@
 namespace cudashim::shim {
 
 struct ReadbackMark {
-  std::atomic<uint64_t> copies{0};     // host-device copies by threads with no Python frame (a lost bump merges two)
+  std::atomic<uint64_t> copies{0};     // host-device copies begun by threads with no Python frame (a lost bump merges two)
   std::atomic<uint64_t> readbacks{0};  // those that were small device-to-host ones
-  std::atomic<uint64_t> readback_copy{0};  // `copies` after the latest read-back: while it is the latest copy,
+  std::atomic<uint64_t> readback_copy{0};  // `copies` at the latest read-back's start: while it is the latest copy,
                                            // what the main thread waits for may be it
-  std::atomic<const recorder::CallSite*> site{nullptr};  // the latest read-back's call site
+  std::atomic<const recorder::CallSite*> site{nullptr};  // the call site of the latest read-back that returned
 };
 extern ReadbackMark g_readback_mark;
 
-// A host-device copy at `site` by a thread with no Python frame, a read-back or not: the hook's
-// part. Plain atomic stores (a lost update between two such threads loses a sample, no more).
-inline void note_frameless_copy(const recorder::CallSite* site, bool readback) {
+// The start of a host-device copy by a thread with no Python frame (g_flags.frameless_copier),
+// a read-back or not: the hook's part, before the real call (shim/on_call.h). Marked at the
+// start, not the return: a copy from or to pageable memory returns only when it is done, so
+// the main thread's wait for a read-back lies inside the call, and while the next step's batch
+// is being copied the main thread waits for that copy, not for the read-back (on the H200, the
+// marks at the return named the next step's dispatch line as often as the read-back's).
+// Plain atomic stores (a lost update between two such threads loses a sample, no more).
+inline void note_copy_start(bool readback) {
   ReadbackMark& m = g_readback_mark;
   const uint64_t n = m.copies.load(std::memory_order_relaxed) + 1;
   if (readback) {
-    m.site.store(site, std::memory_order_relaxed);
     m.readback_copy.store(n, std::memory_order_relaxed);
     m.readbacks.store(m.readbacks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   m.copies.store(n, std::memory_order_release);
+}
+
+// A read-back by a thread with no Python frame returned at `site` (shim/sync_observer.cpp):
+// the site the next samples are counted for.
+inline void note_readback_site(const recorder::CallSite* site) {
+  g_readback_mark.site.store(site, std::memory_order_release);
 }
 
 // The flush thread's tick (recorder::stream_add_tick): starts the sampler's thread when marks

@@ -15,6 +15,13 @@ The child, on the main thread, with the GIL released in the library's calls (cty
   LINE-WAIT   a loop of 400 steps, each a memset of the main thread's own and one read-back it
               sleeps until: sync.scalar-readback at this line, a warning, its site sampled, its
               Python stack starting at this line.
+Then the worker's copies take 2 ms inside the call, as copies from and to pageable memory do
+(XLA's on the H200), and a loop of 300 steps models jax_mlp.py's:
+  LINE-DISPATCH  the step's dispatch: the worker takes the batch after a hand-off of 0.3 ms and
+                 copies it to the device while the main thread waits: the wait is for that copy,
+                 not for the read-back: no finding (marks taken at a copy's return named this line);
+  LINE-FETCH     jax.device_get: the worker's read-back, with the main thread asleep inside it:
+                 sync.scalar-readback at this line, sampled.
 usage: frameless_wait.py SHIM FAKECUDA_DIR CUDART_PATH X.Y PYTHONS_SH
 """
 import ctypes
@@ -33,24 +40,41 @@ LIB_C = r"""
 #include <unistd.h>
 typedef int (*malloc_t)(void**, size_t);
 typedef int (*copy_t)(void*, const void*, size_t, int, void*);
+typedef int (*copy_sync_t)(void*, const void*, size_t, int);
 static copy_t g_copy;
 static void *g_dev, *g_host;
 static unsigned g_gpu_us;
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
+static copy_sync_t g_copy_sync;
 static int g_asked, g_done, g_background;  /* read-backs asked for, done; asked with no waiter */
+static int g_batches_asked, g_batches_done;  /* batches to copy to the device (blocking copies) */
+static int g_fetches_asked, g_fetches_done;  /* blocking read-backs */
 
 static void* worker(void* arg) {
   (void)arg;
   for (;;) {
     pthread_mutex_lock(&g_mu);
-    while (g_done == g_asked) pthread_cond_wait(&g_cv, &g_mu);
+    while (g_done == g_asked && g_batches_done == g_batches_asked && g_fetches_done == g_fetches_asked)
+      pthread_cond_wait(&g_cv, &g_mu);
+    const int batch = g_batches_done < g_batches_asked, fetch = !batch && g_fetches_done < g_fetches_asked;
     pthread_mutex_unlock(&g_mu);
-    g_copy(g_host, g_dev, 4, 2, 0);  /* cudaMemcpyAsync, device to host, 4 bytes */
-    usleep(g_gpu_us);                /* until the GPU has finished the step */
+    if (batch) {
+      usleep(300);                           /* the hand-off: the main thread already asleep */
+      g_copy_sync(g_dev, g_host, 64, 1);     /* cudaMemcpy, host to device: the batch */
+    } else if (fetch) {
+      g_copy_sync(g_host, g_dev, 4, 2);      /* cudaMemcpy, device to host, 4 bytes: the wait is inside */
+    } else {
+      g_copy(g_host, g_dev, 4, 2, 0);  /* cudaMemcpyAsync, device to host, 4 bytes */
+      usleep(g_gpu_us);                /* until the GPU has finished the step */
+    }
     pthread_mutex_lock(&g_mu);
-    ++g_done;
-    if (g_background > 0) --g_background;
+    if (batch) ++g_batches_done;
+    else if (fetch) ++g_fetches_done;
+    else {
+      ++g_done;
+      if (g_background > 0) --g_background;
+    }
     pthread_cond_broadcast(&g_cv);
     pthread_mutex_unlock(&g_mu);
   }
@@ -61,7 +85,8 @@ int xla_start(const char* cudart, unsigned gpu_us) {
   if (!rt) return 1;
   malloc_t dev = (malloc_t)dlsym(rt, "cudaMalloc"), host = (malloc_t)dlsym(rt, "cudaMallocHost");
   g_copy = (copy_t)dlsym(rt, "cudaMemcpyAsync");
-  if (!dev || !host || !g_copy || dev(&g_dev, 64) != 0 || host(&g_host, 64) != 0) return 2;
+  g_copy_sync = (copy_sync_t)dlsym(rt, "cudaMemcpy");
+  if (!dev || !host || !g_copy || !g_copy_sync || dev(&g_dev, 64) != 0 || host(&g_host, 64) != 0) return 2;
   g_gpu_us = gpu_us;
   pthread_t t;
   return pthread_create(&t, 0, worker, 0) == 0 ? 0 : 3;
@@ -82,6 +107,24 @@ void xla_background(int n) {
   g_background += n;
   pthread_cond_broadcast(&g_cv);
   pthread_mutex_unlock(&g_mu);
+}
+/* one request of a kind, the caller asleep until it is done */
+static void ask_and_wait(int* asked, int* done) {
+  pthread_mutex_lock(&g_mu);
+  int until = ++*asked;
+  pthread_cond_broadcast(&g_cv);
+  while (*done < until) pthread_cond_wait(&g_cv, &g_mu);
+  pthread_mutex_unlock(&g_mu);
+}
+void xla_dispatch(void) { ask_and_wait(&g_batches_asked, &g_batches_done); }
+void xla_fetch(void) { ask_and_wait(&g_fetches_asked, &g_fetches_done); }
+/* the driver double's blocking calls take this long from now on (pageable copies) */
+int xla_copies_take(unsigned long long ns) {
+  void* drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  void (*set)(unsigned long long) = drv ? (void (*)(unsigned long long))dlsym(drv, "fakecuda_set_sync_delay_ns") : 0;
+  if (!set) return 1;
+  set(ns);
+  return 0;
 }
 int xla_left(void) {
   pthread_mutex_lock(&g_mu);
@@ -106,6 +149,11 @@ def child(lib_path, cudart):
     for _ in range(400):
         held.cudaMemset(buf, 0, ctypes.c_size_t(4))  # the step's own work on the device
         xla.xla_wait(1)  # LINE-WAIT
+    assert xla.xla_copies_take(ctypes.c_ulonglong(2000000)) == 0
+    for _ in range(300):
+        held.cudaMemsetAsync(buf, 0, ctypes.c_size_t(4), None)
+        xla.xla_dispatch()  # LINE-DISPATCH
+        xla.xla_fetch()  # LINE-FETCH
 
 
 def line_of(tag):
@@ -159,11 +207,12 @@ def main():
         for f in findings:
             print(f"  {f['id']} {f['severity']} [{f.get('framework')}] x{f['count']}: "
                   f"{[(s['where'], s.get('sampled'), s['count'], s['steps']) for s in f['sites']]}")
-        wait = f"{base}:{line_of('LINE-WAIT')} (child)"
-        hit = [(f, s) for f in findings for s in f["sites"] if wait in s["where"]]
-        if not hit:
-            errors.append(f"no finding names {wait}")
-        else:
+        for tag in ("LINE-WAIT", "LINE-FETCH"):
+            wait = f"{base}:{line_of(tag)} (child)"
+            hit = [(f, s) for f in findings for s in f["sites"] if wait in s["where"]]
+            if not hit:
+                errors.append(f"no finding names {wait} ({tag})")
+                continue
             f, s = hit[0]
             if f["id"] != "sync.scalar-readback" or f["severity"] != "warning":
                 errors.append(f"{wait}: {f['id']} {f['severity']}, not a sync.scalar-readback warning")
@@ -173,13 +222,15 @@ def main():
                 errors.append(f"{wait}: the site's Python stack does not start there: {s['python']}")
             if s["steps"] <= 10:
                 errors.append(f"{wait}: {s['steps']} steps, not a loop's (more than the warm-up of 10)")
-        for tag in ("LINE-BURST", "LINE-BUSY"):
+        for tag in ("LINE-BURST", "LINE-BUSY", "LINE-DISPATCH"):
             where = f"{base}:{line_of(tag)} "
             bad = [f["id"] for f in findings for s in f["sites"] if where in s["where"]]
             if bad:
                 errors.append(f"{tag}: a finding names {where.strip()}: {bad}")
-        if f"[sync.scalar-readback]" not in p.stderr or wait not in p.stderr:
-            errors.append(f"no live warning line names {wait}: {p.stderr[-600:]}")
+        for tag in ("LINE-WAIT", "LINE-FETCH"):
+            wait = f"{base}:{line_of(tag)} (child)"
+            if f"[sync.scalar-readback]" not in p.stderr or wait not in p.stderr:
+                errors.append(f"no live warning line names {wait}: {p.stderr[-600:]}")
     for e in errors:
         print(f"FAIL: python {version}, {e}")
     if not errors:
