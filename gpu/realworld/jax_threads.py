@@ -52,14 +52,22 @@ def run(args):
     params, loss = step_fn(params, xs[0], ys[0])  # compile outside the window
     jax.block_until_ready(loss)
 
-    main_tid = threading.get_native_id()
+    main_tid, main_ident = threading.get_native_id(), threading.get_ident()
     states, stop = collections.Counter(), threading.Event()
+    asleep = []  # (wall µs, line) of each sample that found the main thread asleep in the loop
 
     def watch():
         path = f"/proc/self/task/{main_tid}/stat"
         while not stop.is_set():
             with open(path) as f:
-                states[f.read().rsplit(")", 1)[1].split()[0]] += 1
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            states[state] += 1
+            if state in "SD":
+                frame = sys._current_frames().get(main_ident)
+                while frame is not None and frame.f_code.co_filename != __file__:
+                    frame = frame.f_back  # out of jax's own frames, to the loop's line
+                if frame is not None:
+                    asleep.append((time.time_ns() / 1000, frame.f_lineno))
             time.sleep(0.0002)
 
     watcher = threading.Thread(target=watch, daemon=True)
@@ -87,7 +95,8 @@ def run(args):
     out = os.environ.get("CUDASHIM_OUT", ".")
     with open(os.path.join(out, "jax_threads.json"), "w") as f:
         json.dump({"planted": args.planted, "steps": args.steps, "loop_start_us": t0 / 1000, "loop_end_us": t1 / 1000,
-                   "main_tid": main_tid, "watcher_tid": watcher.native_id, "main_states": states, "threads": threads}, f)
+                   "main_tid": main_tid, "watcher_tid": watcher.native_id, "main_states": states, "threads": threads,
+                   "asleep": asleep}, f)
     print(f"jax_threads ({'planted' if args.planted else 'clean'}): {args.steps} steps in {(t1 - t0) / 1e6:.1f} ms, "
           f"main thread states {dict(states)}")
 
@@ -112,6 +121,20 @@ def analyze(folder):
             dur[key] += e.get("dur", 0)
             where[key][str((e.get("args") or {}).get("where"))[:90]] += 1
             seq[e["tid"]].append(e["name"])
+        # Where the main thread slept, by the copies of the other threads: inside a read-back's window
+        # (from its start to the next host-device copy's start: the wait sampler's marks), else outside.
+        copies = sorted((e["ts"], e["name"]) for e in events if e.get("ph") == "X" and t0 <= e["ts"] <= t1 and
+                        e["tid"] != meta["main_tid"] and e["name"] in ("cuMemcpyDtoHAsync_v2", "cuMemcpyHtoDAsync_v2"))
+        inside, outside = collections.Counter(), collections.Counter()
+        k = 0
+        for ts, line in meta.get("asleep", []):
+            while k < len(copies) and copies[k][0] <= ts:
+                k += 1
+            (inside if k > 0 and copies[k - 1][1] == "cuMemcpyDtoHAsync_v2" else outside)[line] += 1
+        n_in = sum(inside.values())
+        print(f"  main thread asleep in the loop: {n_in} samples inside read-back windows, by line: "
+              + ", ".join(f"{ln}: {c} ({100 * c / max(n_in, 1):.0f}%)" for ln, c in inside.most_common(4))
+              + f"; {sum(outside.values())} outside: " + ", ".join(f"{ln}: {c}" for ln, c in outside.most_common(4)))
         for tid, calls in sorted(per.items()):
             name = meta["threads"].get(str(tid), "?")
             print(f"  tid {tid} ({name}{', main' if tid == meta['main_tid'] else ''}):")
