@@ -190,13 +190,23 @@ std::string findings_section(const Procs& procs) {
         const std::string idle = s.gpu_idle_after_ns ? fmt::format("{:.2f} ms", *s.gpu_idle_after_ns / 1e6) : "&ndash;";
         const std::string idle_attr =
             s.gpu_idle_after_ns ? fmt::format(" data-idle-after-ms=\"{:.3f}\"", *s.gpu_idle_after_ns / 1e6) : "";
-        h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"{}><td>{}</td>"
+        // A waiter's site (docs/python.md, "Syncs on threads with no Python frame"): its count is
+        // samples of the main thread waiting there, and it has no blocked time of its own.
+        const std::string calls =
+            s.sampled ? fmt::format("<span title=\"samples of the main thread waiting at this line while another thread "
+                                    "read back from the device\">{} samples</span>", s.count)
+                      : fmt::format("{}", s.count);
+        const std::string blocked =
+            s.sampled ? std::string("<span class=\"muted\">sampled, not timed</span>")
+                      : fmt::format("<span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.2f} ms",
+                                    std::max(1.0, 120 * ms / max_ms), ms);
+        h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"{}{}><td>{}</td>"
                          "<td class=\"{}\">{}</td><td>{}</td><td>{}{}</td><td class=\"num\">{}</td>"
-                         "<td class=\"num\"><span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.2f} ms</td>"
-                         "<td class=\"num\">{}</td><td>{}</td></tr>",
-                         d->pid, esc(f.id), ms, idle_attr, esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id),
-                         esc(s.text()), s.api.empty() ? "" : " <span class=\"muted\">(" + esc(s.api) + ")</span>", s.count,
-                         std::max(1.0, 120 * ms / max_ms), ms, idle, esc(f.fix));
+                         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                         d->pid, esc(f.id), ms, idle_attr, s.sampled ? " data-sampled=\"1\"" : "", esc(label_of(*d)),
+                         esc(f.severity), esc(f.severity), esc(f.id), esc(s.text()),
+                         s.api.empty() ? "" : " <span class=\"muted\">(" + esc(s.api) + ")</span>", calls, blocked, idle,
+                         esc(f.fix));
         std::string stacks;
         if (!s.python.empty()) {
           stacks += "Python, innermost first:\n";

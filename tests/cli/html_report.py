@@ -100,6 +100,15 @@ with tempfile.TemporaryDirectory() as out:
     rep["library_findings"] = rep.get("library_findings", []) + [
         {"id": "triton.toolchain", "severity": "info", "message": "Triton 3.6.0 at /nonexistent/triton",
          "fix": "Nothing to do."}]
+    # A waiter's site, as a JAX loop's jax.device_get(loss) has (docs/python.md): samples, no blocked time.
+    rank0 = json.load(open(next(os.path.join(out, f) for f in sorted(os.listdir(out))
+                                if f.endswith(".json") and f != os.path.basename(capped) and "-crash" not in f)))
+    waiter = dict(rank0["findings"][0]["sites"][0], where="train.py:62 (<module>)", count=82, steps=82, blocked_ns=0,
+                  sampled=True, python=["train.py:62 (<module>)"], gpu_idle_after_ns=0, gpu_idle_after_count=0,
+                  where_frame=None)
+    rep["findings"] = rep.get("findings", []) + [
+        dict(rank0["findings"][0], id="sync.scalar-readback", severity="warning", count=82, blocked_ns=0,
+             sites=[waiter])]
     json.dump(rep, open(capped, "w"))
     reports = [json.load(open(os.path.join(out, f))) for f in sorted(os.listdir(out))
                if f.endswith(".json") and not f.endswith("-crash.json")]
@@ -128,6 +137,10 @@ with tempfile.TemporaryDirectory() as out:
     pids = {str(r["process"]["pid"]) for r in reports}
     if len(site_rows) != want_sites or not set(site_rows) <= pids or want_sites == 0:
         errors.append(f"{len(site_rows)} finding-site rows (pids {set(site_rows)}), expected {want_sites} from {pids}")
+    # A waiter's site says its count is samples and that it has no blocked time.
+    sampled_rows = re.findall(r'<tr class="site"[^>]*data-sampled="1"[^>]*>(.*?)</tr>', dom)
+    if len(sampled_rows) != 1 or ">82 samples<" not in sampled_rows[0] or "sampled, not timed" not in sampled_rows[0]:
+        errors.append(f"the waiter's site row does not say '82 samples' and 'sampled, not timed': {sampled_rows}")
     # Beside each site's blocked time, the GPU idle its drains left (reports that carry it), in the page and
     # in the text summary.
     want_idle = sorted(round(s["gpu_idle_after_ns"] / 1e6, 3) for r in reports for f in r["findings"] for s in f["sites"]
