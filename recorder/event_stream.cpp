@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 #include <fmt/format.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include "recorder/json_writer.h"
 #include "recorder/ledger.h"
 #include "recorder/output_files.h"
+#include "recorder/own_thread.h"
 #include "recorder/library_json.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_slots.h"
@@ -308,21 +308,9 @@ void stream_ensure_started() {
   // The first CUDA use: the flight record's unwinder does its one-time set-up here, never
   // in a crash handler (recorder/backtrace.h).
   backtrace_prepare();
-  // The flush thread takes no signal: they belong to the application's threads.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t th;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 1024 * 1024);  // it also re-reads the library inventory
-  if (pthread_create(&th, &attr, flush_loop, nullptr) == 0) {
-    pthread_setname_np(th, "cudashim-flush");
-    g_wake_pid.store(getpid());
-  }
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  // The flush thread takes no signal: they belong to the application's threads. Its stack of
+  // 1 MiB: it also re-reads the library inventory.
+  if (start_own_thread(flush_loop, "cudashim-flush", 1024 * 1024)) g_wake_pid.store(getpid());
 }
 
 void stream_event(const FindingEvent& e) {

@@ -3,8 +3,6 @@
 #include "shim/wait_sampler.h"
 
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 
 #include "policy/sync_rules.h"
 #include "recorder/clock.h"
+#include "recorder/own_thread.h"
 #include "recorder/thread_slots.h"
 #include "shim/python_stack.h"
 #include "shim/sync_observer.h"
@@ -142,20 +141,7 @@ void wait_sampler_tick() {
   if (!moving || n <= policy::sync_thresholds().warmup_hits || g_running.load(std::memory_order_acquire)) return;
   if (g_running.exchange(true, std::memory_order_acq_rel)) return;
   // Like the flush thread: no signal of the program's is delivered to it.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t th;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  pthread_attr_setstacksize(&attr, 256 * 1024);
-  if (pthread_create(&th, &attr, sample_loop, nullptr) == 0)
-    pthread_setname_np(th, "cudashim-waits");
-  else
-    g_running.store(false, std::memory_order_release);
-  pthread_attr_destroy(&attr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (!rec::start_own_thread(sample_loop, "cudashim-waits", 256 * 1024)) g_running.store(false, std::memory_order_release);
 }
 
 void wait_sampler_after_fork() {

@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 
+from preload_support import line_of, interpreter
+
 LIB_C = r"""
 #include <dlfcn.h>
 #include <pthread.h>
@@ -156,22 +158,6 @@ def child(lib_path, cudart):
         xla.xla_fetch()  # LINE-FETCH
 
 
-def line_of(tag):
-    with open(__file__) as f:
-        for i, line in enumerate(f, 1):
-            if line.rstrip().endswith("# " + tag):
-                return i
-    raise AssertionError(tag)
-
-
-def interpreter(version, pythons_sh):
-    p = subprocess.run([pythons_sh, "find", version], capture_output=True, text=True)
-    if p.returncode != 0:
-        print(p.stderr.strip())
-        return None
-    return p.stdout.strip()
-
-
 def main():
     shim, fake, cudart, version, pythons_sh = sys.argv[1:6]
     py = interpreter(version, pythons_sh)
@@ -208,7 +194,7 @@ def main():
             print(f"  {f['id']} {f['severity']} [{f.get('framework')}] x{f['count']}: "
                   f"{[(s['where'], s.get('sampled'), s['count'], s['steps']) for s in f['sites']]}")
         for tag in ("LINE-WAIT", "LINE-FETCH"):
-            wait = f"{base}:{line_of(tag)} (child)"
+            wait = f"{base}:{line_of(__file__, tag)} (child)"
             hit = [(f, s) for f in findings for s in f["sites"] if wait in s["where"]]
             if not hit:
                 errors.append(f"no finding names {wait} ({tag})")
@@ -223,12 +209,12 @@ def main():
             if s["steps"] <= 10:
                 errors.append(f"{wait}: {s['steps']} steps, not a loop's (more than the warm-up of 10)")
         for tag in ("LINE-BURST", "LINE-BUSY", "LINE-DISPATCH"):
-            where = f"{base}:{line_of(tag)} "
+            where = f"{base}:{line_of(__file__, tag)} "
             bad = [f["id"] for f in findings for s in f["sites"] if where in s["where"]]
             if bad:
                 errors.append(f"{tag}: a finding names {where.strip()}: {bad}")
         for tag in ("LINE-WAIT", "LINE-FETCH"):
-            wait = f"{base}:{line_of(tag)} (child)"
+            wait = f"{base}:{line_of(__file__, tag)} (child)"
             if f"[sync.scalar-readback]" not in p.stderr or wait not in p.stderr:
                 errors.append(f"no live warning line names {wait}: {p.stderr[-600:]}")
     for e in errors:

@@ -38,6 +38,8 @@ import sys
 import tempfile
 import time
 
+from preload_support import line_of
+
 TORCHLIKE = '''
 import ctypes
 import threading
@@ -127,14 +129,6 @@ def child(cudart):
     pinner.join()
 
 
-def line_of(tag):
-    with open(__file__) as f:
-        for i, line in enumerate(f, 1):
-            if line.rstrip().endswith("# " + tag):
-                return i
-    raise AssertionError(tag)
-
-
 def interpreters():
     """Every CPython torch supports that scripts/pythons.sh finds (3.10 to 3.14), else this one."""
     pythons = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "pythons.sh")
@@ -149,7 +143,7 @@ def interpreters():
 
 def check(ver, rep, stderr, errors):
     base = os.path.basename(__file__)
-    user, burst = f"{base}:{line_of('LINE-USER')} ", f"{base}:{line_of('LINE-BURST')} "
+    user, burst = f"{base}:{line_of(__file__, 'LINE-USER')} ", f"{base}:{line_of(__file__, 'LINE-BURST')} "
     by_id = {}
     for f in rep["findings"]:
         by_id.setdefault(f["id"], []).append(f)
@@ -193,7 +187,7 @@ def check(ver, rep, stderr, errors):
     elif inner.get("blocked_ns", 0) != 0:
         say(f"cuStreamSynchronize still counts the runtime's waits as its own: {inner}")
     # 7. the host framework's own sync, reached from the user's line, and the user's own inside its loop
-    own, train = f"{base}:{line_of('LINE-OWN')} ", f"{base}:{line_of('LINE-TRAIN')} "
+    own, train = f"{base}:{line_of(__file__, 'LINE-OWN')} ", f"{base}:{line_of(__file__, 'LINE-TRAIN')} "
     hosted = [f for f in rep["findings"] if f.get("framework") == "transformers"]
     if not hosted:
         say(f"no finding of the host framework transformers: {[(f['id'], f.get('framework')) for f in rep['findings']]}")

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from preload_support import line_of
+
 
 class Dim3(ctypes.Structure):
     _fields_ = [("x", ctypes.c_uint), ("y", ctypes.c_uint), ("z", ctypes.c_uint)]
@@ -77,14 +79,6 @@ def child(cudart, shape):
             rt.cudaDeviceSynchronize()  # LINE-LATE
 
 
-def line_of(tag):
-    with open(__file__) as f:
-        for i, line in enumerate(f, 1):
-            if line.rstrip().endswith("# " + tag):
-                return i
-    raise AssertionError(tag)
-
-
 # shape: (the tags that must be a warning with their finding, the tags that must be no finding)
 EXPECT = {
     "burst": ({"LINE-LOOP": "sync.scalar-readback"}, ["LINE-BURST"]),
@@ -121,13 +115,13 @@ def main():
             summary = p.stderr[p.stderr.find("findings for pid"):] if "findings for pid" in p.stderr else ""
             live = p.stderr[:p.stderr.find("findings for pid")] if summary else p.stderr
             for tag, fid in warned.items():
-                where = f"{base}:{line_of(tag)}"
+                where = f"{base}:{line_of(__file__, tag)}"
                 if (fid, "warning") not in at.get(where, []):
                     say(f"no {fid} warning at {tag} ({where}): {at}")
                 if f" {fid} " not in summary:
                     say(f"the exit summary does not name {fid}: {summary[-600:]!r}")
             for tag in quiet:
-                where = f"{base}:{line_of(tag)}"
+                where = f"{base}:{line_of(__file__, tag)}"
                 if where in at:
                     say(f"{tag} ({where}), a start-up burst, is reported as a loop: {at[where]}")
                 if f"{where} " in summary:

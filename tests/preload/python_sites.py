@@ -22,6 +22,8 @@ import sys
 import tempfile
 import time
 
+from preload_support import line_of, interpreter
+
 
 def child(cudart):
     held = ctypes.PyDLL(cudart)      # the GIL stays held during the call
@@ -43,23 +45,6 @@ def child(cudart):
         released.cudaStreamSynchronize(None)  # LINE-RELEASED
 
 
-def line_of(tag):
-    with open(__file__) as f:
-        for i, line in enumerate(f, 1):
-            if line.rstrip().endswith("# " + tag):
-                return i
-    raise AssertionError(tag)
-
-
-def interpreter(version, pythons_sh):
-    """The path of CPython `version`, or None with the reason printed."""
-    p = subprocess.run([pythons_sh, "find", version], capture_output=True, text=True)
-    if p.returncode != 0:
-        print(p.stderr.strip())
-        return None
-    return p.stdout.strip()
-
-
 def main():
     shim, fake, cudart, version, pythons_sh = sys.argv[1:6]
     unsupported = sys.argv[6:7] == ["--unsupported"]
@@ -78,12 +63,12 @@ def main():
         sites = [s for r in reps for fnd in r["findings"] if fnd["id"] == "sync.scalar-readback" for s in fnd["sites"]]
         base = os.path.basename(__file__)
         if unsupported:
-            released = f"{base}:{line_of('LINE-RELEASED')} "
+            released = f"{base}:{line_of(__file__, 'LINE-RELEASED')} "
             if any(released in s["where"] or any(released in f for f in s["python"]) for s in sites):
                 errors.append(f"an unsupported version names the GIL-released line: {[s['where'] for s in sites]}")
             if not any(s["python"] == [] and base not in s["where"] for s in sites):
                 errors.append(f"no GIL-released site without a Python line (a native frame): {[s['where'] for s in sites]}")
-        checks = [("GIL held", line_of("LINE-HELD"))] + ([] if unsupported else [("GIL released", line_of("LINE-RELEASED"))])
+        checks = [("GIL held", line_of(__file__, "LINE-HELD"))] + ([] if unsupported else [("GIL released", line_of(__file__, "LINE-RELEASED"))])
         for what, line in checks:
             where = f"{base}:{line} (child)"
             hit = [s for s in sites if where in s["where"]]
