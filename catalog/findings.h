@@ -84,7 +84,7 @@ struct Finding {
   bool vendor_internal = false;
   // The exact fix for this case (pip install "nvidia-nvshmem-cu12==3.3.20", or why there is
   // nothing to do); "" = the row's generic one.
-  std::string exact_fix;
+  std::string exact_fix{};  // initialized: the braced Findings that leave it out draw no warning
   const FindingInfo& info() const { return finding_info(id); }
   Severity severity() const { return vendor_internal ? Severity::info : info().severity; }
   const char* fix() const { return exact_fix.empty() ? info().fix : exact_fix.c_str(); }
