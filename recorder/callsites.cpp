@@ -61,18 +61,19 @@ size_t site_capacity() { return kSites; }
 
 namespace {
 
-uint64_t site_key(HookId api, const void* ra, const PyLocation& py, uint64_t salt) {
-  const uint64_t key = mix(mix(mix(mix(static_cast<uint64_t>(api) + 1, reinterpret_cast<uintptr_t>(ra)),
-                                   reinterpret_cast<uintptr_t>(py.code)),
-                               py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line)),
-                           salt);
+// `salt` 0 (every hook's hit): three rounds of mix, no more; a waiter's site mixes its salt in too.
+[[gnu::always_inline]] inline uint64_t site_key(HookId api, const void* ra, const PyLocation& py, uint64_t salt) {
+  uint64_t key = mix(mix(mix(static_cast<uint64_t>(api) + 1, reinterpret_cast<uintptr_t>(ra)),
+                         reinterpret_cast<uintptr_t>(py.code)),
+                     py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line));
+  if (salt != 0) key = mix(key, salt);
   return key == 0 ? 1 : key;
 }
 
 // The slot of `key`, claimed and filled by `fill(site)` on first use (open addressing, 64 probes);
 // nullptr when the table is full.
 template <typename Fill>
-CallSite* find_or_claim(uint64_t key, HookId api, const void* ra, const PyLocation& py, Fill&& fill) {
+[[gnu::always_inline]] inline CallSite* find_or_claim(uint64_t key, HookId api, const void* ra, const PyLocation& py, Fill&& fill) {
   size_t b = key & (kSites - 1);
   for (size_t probe = 0; probe < 64; ++probe, b = (b + 1) & (kSites - 1)) {
     CallSite& s = g_sites[b];

@@ -169,9 +169,9 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
     s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
   }
-  // Most hits are of a site judged long ago: one relaxed load here, no call (bench/results/
-  // hook_overhead-compare-cpu-session8.md: the call cost a timed sync 2 ns).
-  if (!s->classified.load(std::memory_order_relaxed)) judge_site(*s, now);
+  // Most hits are of a site judged long ago or not yet in the loop: judge_site's own first
+  // tests here, inline, so that neither makes a call (as before the wait sampler shared it).
+  if (!s->classified.load(std::memory_order_relaxed) && policy::steady_so_far(*s, now)) judge_site(*s, now);
 }
 
 void judge_site(CallSite& s, uint64_t now) {
