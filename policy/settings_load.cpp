@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cerrno>
@@ -235,9 +236,12 @@ bool parse_memsize(const std::string& text, MemSize& out) {
   for (char c : text)
     if (c != ' ' && c != '_') s += c;
   if (s.empty() || s.size() > 64) return false;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || !std::isfinite(v) || v <= 0) return false;
+  // std::from_chars, not strtod: the same digits whatever LC_NUMERIC the program has set
+  // ("1.5GiB" read with a German locale would stop at the '.').
+  const char* first = s.data() + (s[0] == '+' ? 1 : 0);
+  double v = 0;
+  const auto [end, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (ec != std::errc() || !std::isfinite(v) || v <= 0) return false;
   const std::string unit(end);
   if (unit == "%") {
     if (v > 100) return false;

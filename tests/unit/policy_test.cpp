@@ -1,10 +1,12 @@
 // policy_test.cpp: the settings table, policy files, locks, and admission.
 #include <catch2/catch.hpp>
+#include <clocale>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
@@ -77,6 +79,36 @@ TEST_CASE("memory sizes: units, fractions, percentages, garbage", "[policy]") {
     INFO(bad);
     CHECK_FALSE(parse_memsize(bad, m));
   }
+}
+
+TEST_CASE("memory sizes read the same digits whatever LC_NUMERIC the program set", "[policy]") {
+  // A program may set a locale whose decimal separator is ',' before its first CUDA call.
+  // A bare machine has only C: compile de_DE into a folder of our own (LOCPATH) when needed.
+  const std::string before = std::setlocale(LC_NUMERIC, nullptr);
+  char dir[] = "/tmp/cudashim-locale-XXXXXX";
+  bool made = false;
+  if (std::setlocale(LC_NUMERIC, "de_DE.UTF-8") == nullptr) {
+    made = mkdtemp(dir) != nullptr;
+    if (made &&
+        std::system(("localedef -i de_DE -f UTF-8 " + std::string(dir) + "/de_DE.UTF-8 >/dev/null 2>&1").c_str()) == 0) {
+      setenv("LOCPATH", dir, 1);
+      std::setlocale(LC_NUMERIC, "de_DE.UTF-8");
+    }
+  }
+  const bool comma = std::localeconv()->decimal_point[0] == ',';
+  if (!comma) WARN("no locale with a decimal comma (localedef -i de_DE failed): only the C locale's digits are checked");
+  if (comma) CHECK(std::strtod("1.5", nullptr) == 1.0);  // what strtod does there: the bug this guards against
+  MemSize m;
+  CHECK(parse_memsize("1.5GiB", m));
+  CHECK(m.bytes == 3ull << 29);
+  CHECK(parse_memsize("0.25", m));
+  CHECK(m.fraction == 0.25);
+  CHECK(parse_memsize("+2KiB", m));
+  CHECK(m.bytes == 2048);
+  CHECK_FALSE(parse_memsize("1,5GiB", m));
+  std::setlocale(LC_NUMERIC, before.c_str());
+  unsetenv("LOCPATH");
+  if (made) CHECK(std::system(("rm -rf " + std::string(dir)).c_str()) == 0);
 }
 
 TEST_CASE("memory units: B, decimal KB..TB, binary KiB..TiB and K..T, in any case", "[policy]") {
