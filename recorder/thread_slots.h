@@ -53,6 +53,9 @@ struct ThreadSlot {
   std::atomic<uint64_t> legacy_stream_launches;    // launches on the legacy default stream
   std::atomic<uint64_t> blocking_stream_launches;  // launches on a blocking stream the program created
   std::atomic<uint32_t> tid;
+  // A thread with no Python frame inside a host-device copy (shim/wait_sampler.h): 0 none, 1 a
+  // copy, 2 a read-back. Its own plain stores at the copy's start and return; the sampler reads.
+  std::atomic<uint8_t> copy_in_flight;
   bool shared = false;  // the overflow slot: updated with fetch_add
 };
 

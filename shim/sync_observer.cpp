@@ -151,8 +151,8 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
     // On a thread with no Python frame in a process with CPython (XLA's, serving jax.device_get):
     // the wait sampler looks for the Python line waiting for a read-back (shim/wait_sampler.h).
     if (f.dir == CopyDir::D2H || f.dir == CopyDir::H2D) {
+      if (ts.frameless_copier) note_copy_return(*rec::g_tls.slot, s, readback);  // its start was marked
       ts.frameless_copier = py.code == nullptr && rec::g_py_locate.load(std::memory_order_relaxed) != nullptr;
-      if (ts.frameless_copier && readback) note_readback_site(s);
     }
     if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
         !is_pinned(f.host))

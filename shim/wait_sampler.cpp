@@ -61,8 +61,20 @@ uint64_t main_thread_calls(rec::ThreadSlot*& slot, uint32_t pid) {
   return calls;
 }
 
-// The waiter's sites seen so far, by the main thread's location (a site's first sample reads
-// the frames as text, later ones the location only).
+// What the other threads' copies are at a sample: 2 a read-back in flight, 1 another copy in
+// flight (and none is a read-back), 0 none.
+int copies_in_flight() {
+  rec::ThreadSlot* t = rec::slot_table();
+  const uint32_t used = rec::slots_in_use();
+  int most = 0;
+  for (uint32_t i = 0; i < used && most < 2; ++i) {
+    const int c = t[i].copy_in_flight.load(std::memory_order_relaxed);
+    if (c > most) most = c;
+  }
+  return most;
+}
+
+// The waiter's sites seen so far, by the main thread's location.
 struct Seen {
   const void* code;
   const void* ip;
@@ -72,19 +84,33 @@ struct Seen {
 Seen g_seen[64];  // the sampler thread's own (one runs at a time); emptied in a forked child
 int g_nseen = 0;
 
-rec::CallSite* waiter_site(const rec::CallSite& reader, const rec::PyLocation& loc) {
-  Seen (&seen)[64] = g_seen;
-  int& nseen = g_nseen;
-  for (int i = 0; i < nseen; ++i)
-    if (seen[i].code == loc.code && seen[i].ip == loc.ip && seen[i].reader == &reader) return seen[i].site;
-  rec::PyLocation again;
+// One sample of the main thread asleep: where, its frames, and what it was then.
+struct Sample {
+  rec::PyLocation loc;
   rec::PyFrameText frames[rec::kMaxPyFrames];
-  const int n = read_main_thread(again, frames, rec::kMaxPyFrames);
-  // The main thread moved on between the two reads: this sample is lost, not misplaced.
-  if (n == 0 || again.code != loc.code || again.ip != loc.ip) return nullptr;
-  rec::CallSite* s = rec::sampled_site_for(reader, loc, frames, n);
-  if (s != nullptr && nseen < 64) seen[nseen++] = {loc.code, loc.ip, &reader, s};
-  return s;
+  int depth = 0;
+  const rec::CallSite* reader = nullptr;
+  uint64_t copies = 0;      // the mark's copies when it was taken: copy copies+1 decides a pending one
+  uint64_t main_calls = 0;  // the main thread's hooked calls then (a new visit when they moved)
+  uint64_t at = 0;          // ticks
+};
+
+// Counts `s` at its waiter's site and judges that site.
+void count_sample(const Sample& smp) {
+  const rec::CallSite& reader = *smp.reader;
+  rec::CallSite* site = nullptr;
+  for (int i = 0; i < g_nseen && site == nullptr; ++i)
+    if (g_seen[i].code == smp.loc.code && g_seen[i].ip == smp.loc.ip && g_seen[i].reader == &reader) site = g_seen[i].site;
+  if (site == nullptr) {
+    site = rec::sampled_site_for(reader, smp.loc, smp.frames, smp.depth);
+    if (site == nullptr) return;
+    if (g_nseen < 64) g_seen[g_nseen++] = {smp.loc.code, smp.loc.ip, &reader, site};
+  }
+  reader.waiter_samples.fetch_add(1, std::memory_order_relaxed);
+  const uint64_t hits = reader.hits.load(std::memory_order_relaxed);
+  rec::site_hit(site, 0, hits ? reader.bytes.load(std::memory_order_relaxed) / hits : 0, smp.main_calls, smp.at);
+  // Judged once it holds its share of the read-back's samples (a hand-off's line never does).
+  if (policy::waiter_is_finding(*site)) judge_site(*site, smp.at);
 }
 
 void* sample_loop(void*) {
@@ -96,37 +122,55 @@ void* sample_loop(void*) {
   ReadbackMark& mark = g_readback_mark;
   uint64_t last_readbacks = mark.readbacks.load(std::memory_order_relaxed);
   uint64_t last_new = now_ticks(), last_sample = 0;
+  static Sample pending;  // this thread's own (one runs at a time)
+  bool have_pending = false;
   for (;;) {
     const timespec poll{0, kPollNs};
     nanosleep(&poll, nullptr);
     const uint64_t now = now_ticks();
-    const uint64_t copies = mark.copies.load(std::memory_order_acquire);
     const uint64_t readbacks = mark.readbacks.load(std::memory_order_relaxed);
-    if (readbacks == last_readbacks) {
-      if (ticks_to_ns(now - last_new) >= kLeaveAfterNs) break;
+    if (readbacks != last_readbacks) {
+      last_readbacks = readbacks;
+      last_new = now;
+    } else if (ticks_to_ns(now - last_new) >= kLeaveAfterNs) {
+      break;
+    }
+    const uint64_t copies = mark.copies.load(std::memory_order_acquire);
+    // A pending sample is decided by the first copy started after it: a read-back means the main
+    // thread slept until that read-back brought its value (XLA issues it once the step's kernels
+    // are done: most of the wait of jax.device_get comes before the copy); a batch's copy to the
+    // device means it slept in the next step's dispatch. Decided once, then dropped.
+    if (have_pending && copies != pending.copies) {
+      if (copies - pending.copies < 64 && mark.kind[(pending.copies + 1) % 64].load(std::memory_order_relaxed) == 1)
+        count_sample(pending);
+      have_pending = false;
+    }
+    if (have_pending) {
+      if (ticks_to_ns(now - pending.at) >= kLeaveAfterNs) have_pending = false;  // no copy came
       continue;
     }
-    last_readbacks = readbacks;
-    last_new = now;
-    // Another copy since the read-back (the next step's batch): the wait for it is over.
-    if (mark.readback_copy.load(std::memory_order_relaxed) != copies) continue;
     if (last_sample != 0 && ticks_to_ns(now - last_sample) < kMinGapNs) continue;
-    const rec::CallSite* reader = mark.site.load(std::memory_order_relaxed);
+    const rec::CallSite* reader = mark.site.load(std::memory_order_acquire);
     if (reader == nullptr || reader->captured.load(std::memory_order_acquire) != 2) continue;
     const char state = main_thread_state(path);
     if (state != 'S' && state != 'D') continue;  // working, not waiting (or gone: 'Z')
-    rec::PyLocation loc;
-    if (read_main_thread(loc, nullptr, 0) == 0) continue;
+    // What the copies are doing now, before the frames are read: the main thread cannot have
+    // woken for a copy that has not returned.
+    const int in_flight = copies_in_flight();
+    const uint64_t copies_then = mark.copies.load(std::memory_order_acquire);
+    Sample& smp = pending;
+    smp.depth = read_main_thread(smp.loc, smp.frames, rec::kMaxPyFrames);
+    if (smp.depth == 0) continue;
     last_sample = now;
-    rec::CallSite* s = waiter_site(*reader, loc);
-    if (s == nullptr) continue;
-    reader->waiter_samples.fetch_add(1, std::memory_order_relaxed);
-    rec::site_hit(s, 0, reader->hits.load(std::memory_order_relaxed) ? reader->bytes.load(std::memory_order_relaxed) /
-                                                                           reader->hits.load(std::memory_order_relaxed)
-                                                                     : 0,
-                  main_thread_calls(main_slot, pid), now);
-    // Judged once it holds its share of the read-back's samples (a hand-off's line never does).
-    if (policy::waiter_is_finding(*s)) judge_site(*s, now);
+    smp.reader = reader;
+    smp.copies = copies_then;
+    smp.main_calls = main_thread_calls(main_slot, pid);
+    smp.at = now;
+    if (in_flight == 2)
+      count_sample(smp);   // asleep while a read-back is being copied (into pageable memory: the wait is inside)
+    else if (in_flight == 0)
+      have_pending = true;  // the next copy decides
+    // in_flight == 1: asleep while another copy (the batch's) is in flight: waiting for that one
   }
   g_running.store(false, std::memory_order_release);
   return nullptr;

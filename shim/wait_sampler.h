@@ -34,39 +34,37 @@
 #include <cstdint>
 
 #include "recorder/callsites.h"
+#include "recorder/thread_slots.h"
 
 namespace cudashim::shim {
 
 struct ReadbackMark {
   std::atomic<uint64_t> copies{0};     // host-device copies begun by threads with no Python frame (a lost bump merges two)
   std::atomic<uint64_t> readbacks{0};  // those that were small device-to-host ones
-  std::atomic<uint64_t> readback_copy{0};  // `copies` at the latest read-back's start: while it is the latest copy,
-                                           // what the main thread waits for may be it
+  std::atomic<uint8_t> kind[64] = {};  // kind[n % 64]: 1 when copy number n was a read-back, else 0
   std::atomic<const recorder::CallSite*> site{nullptr};  // the call site of the latest read-back that returned
 };
 extern ReadbackMark g_readback_mark;
 
 // The start of a host-device copy by a thread with no Python frame (g_flags.frameless_copier),
-// a read-back or not: the hook's part, before the real call (shim/on_call.h). Marked at the
-// start, not the return: a copy from or to pageable memory returns only when it is done, so
-// the main thread's wait for a read-back lies inside the call, and while the next step's batch
-// is being copied the main thread waits for that copy, not for the read-back (on the H200, the
-// marks at the return named the next step's dispatch line as often as the read-back's).
-// Plain atomic stores (a lost update between two such threads loses a sample, no more).
-inline void note_copy_start(bool readback) {
+// a read-back or not, on that thread's `slot`: the hook's part, before the real call
+// (shim/on_call.h). Marked at the start and the return (note_copy_return): a copy from or to
+// pageable memory returns only when it is done, so a wait for it lies inside the call.
+// Plain atomic stores (a lost update between two such threads merges two copies, no more).
+inline void note_copy_start(recorder::ThreadSlot& slot, bool readback) {
   ReadbackMark& m = g_readback_mark;
   const uint64_t n = m.copies.load(std::memory_order_relaxed) + 1;
-  if (readback) {
-    m.readback_copy.store(n, std::memory_order_relaxed);
-    m.readbacks.store(m.readbacks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
+  m.kind[n % 64].store(readback ? 1 : 0, std::memory_order_relaxed);
+  if (readback) m.readbacks.store(m.readbacks.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  slot.copy_in_flight.store(readback ? 2 : 1, std::memory_order_relaxed);
   m.copies.store(n, std::memory_order_release);
 }
 
-// A read-back by a thread with no Python frame returned at `site` (shim/sync_observer.cpp):
-// the site the next samples are counted for.
-inline void note_readback_site(const recorder::CallSite* site) {
-  g_readback_mark.site.store(site, std::memory_order_release);
+// That copy returned, at `site` (shim/sync_observer.cpp); a read-back's site is the one the
+// next samples are counted for.
+inline void note_copy_return(recorder::ThreadSlot& slot, const recorder::CallSite* site, bool readback) {
+  slot.copy_in_flight.store(0, std::memory_order_relaxed);
+  if (readback) g_readback_mark.site.store(site, std::memory_order_release);
 }
 
 // The flush thread's tick (recorder::stream_add_tick): starts the sampler's thread when marks

@@ -22,6 +22,10 @@ Then the worker's copies take 2 ms inside the call, as copies from and to pageab
                  not for the read-back: no finding (marks taken at a copy's return named this line);
   LINE-FETCH     jax.device_get: the worker's read-back, with the main thread asleep inside it:
                  sync.scalar-readback at this line, sampled.
+And 300 more steps as XLA reads back on the H200: the worker waits until the step is done and
+only then starts the 4-byte copy, so most of the main thread's wait comes before the copy:
+  LINE-DISPATCH-2  as LINE-DISPATCH: no finding;
+  LINE-LATE        sync.scalar-readback at this line, sampled.
 usage: frameless_wait.py SHIM FAKECUDA_DIR CUDART_PATH X.Y PYTHONS_SH
 """
 import ctypes
@@ -52,20 +56,26 @@ static copy_sync_t g_copy_sync;
 static int g_asked, g_done, g_background;  /* read-backs asked for, done; asked with no waiter */
 static int g_batches_asked, g_batches_done;  /* batches to copy to the device (blocking copies) */
 static int g_fetches_asked, g_fetches_done;  /* blocking read-backs */
+static int g_lates_asked, g_lates_done;      /* read-backs issued once the step is done (XLA's) */
 
 static void* worker(void* arg) {
   (void)arg;
   for (;;) {
     pthread_mutex_lock(&g_mu);
-    while (g_done == g_asked && g_batches_done == g_batches_asked && g_fetches_done == g_fetches_asked)
+    while (g_done == g_asked && g_batches_done == g_batches_asked && g_fetches_done == g_fetches_asked &&
+           g_lates_done == g_lates_asked)
       pthread_cond_wait(&g_cv, &g_mu);
     const int batch = g_batches_done < g_batches_asked, fetch = !batch && g_fetches_done < g_fetches_asked;
+    const int late = !batch && !fetch && g_lates_done < g_lates_asked;
     pthread_mutex_unlock(&g_mu);
     if (batch) {
       usleep(300);                           /* the hand-off: the main thread already asleep */
       g_copy_sync(g_dev, g_host, 64, 1);     /* cudaMemcpy, host to device: the batch */
     } else if (fetch) {
       g_copy_sync(g_host, g_dev, 4, 2);      /* cudaMemcpy, device to host, 4 bytes: the wait is inside */
+    } else if (late) {
+      usleep(2000);                          /* until the step's kernels are done, then */
+      g_copy(g_host, g_dev, 4, 2, 0);        /* cudaMemcpyAsync, device to host, 4 bytes */
     } else {
       g_copy(g_host, g_dev, 4, 2, 0);  /* cudaMemcpyAsync, device to host, 4 bytes */
       usleep(g_gpu_us);                /* until the GPU has finished the step */
@@ -73,6 +83,7 @@ static void* worker(void* arg) {
     pthread_mutex_lock(&g_mu);
     if (batch) ++g_batches_done;
     else if (fetch) ++g_fetches_done;
+    else if (late) ++g_lates_done;
     else {
       ++g_done;
       if (g_background > 0) --g_background;
@@ -120,6 +131,7 @@ static void ask_and_wait(int* asked, int* done) {
 }
 void xla_dispatch(void) { ask_and_wait(&g_batches_asked, &g_batches_done); }
 void xla_fetch(void) { ask_and_wait(&g_fetches_asked, &g_fetches_done); }
+void xla_fetch_late(void) { ask_and_wait(&g_lates_asked, &g_lates_done); }
 /* the driver double's blocking calls take this long from now on (pageable copies) */
 int xla_copies_take(unsigned long long ns) {
   void* drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -156,6 +168,10 @@ def child(lib_path, cudart):
         held.cudaMemsetAsync(buf, 0, ctypes.c_size_t(4), None)
         xla.xla_dispatch()  # LINE-DISPATCH
         xla.xla_fetch()  # LINE-FETCH
+    for _ in range(300):
+        held.cudaMemsetAsync(buf, 0, ctypes.c_size_t(4), None)
+        xla.xla_dispatch()  # LINE-DISPATCH-2
+        xla.xla_fetch_late()  # LINE-LATE
 
 
 def main():
@@ -193,7 +209,7 @@ def main():
         for f in findings:
             print(f"  {f['id']} {f['severity']} [{f.get('framework')}] x{f['count']}: "
                   f"{[(s['where'], s.get('sampled'), s['count'], s['steps']) for s in f['sites']]}")
-        for tag in ("LINE-WAIT", "LINE-FETCH"):
+        for tag in ("LINE-WAIT", "LINE-FETCH", "LINE-LATE"):
             wait = f"{base}:{line_of(__file__, tag)} (child)"
             hit = [(f, s) for f in findings for s in f["sites"] if wait in s["where"]]
             if not hit:
@@ -208,7 +224,7 @@ def main():
                 errors.append(f"{wait}: the site's Python stack does not start there: {s['python']}")
             if s["steps"] <= 10:
                 errors.append(f"{wait}: {s['steps']} steps, not a loop's (more than the warm-up of 10)")
-        for tag in ("LINE-BURST", "LINE-BUSY", "LINE-DISPATCH"):
+        for tag in ("LINE-BURST", "LINE-BUSY", "LINE-DISPATCH", "LINE-DISPATCH-2"):
             where = f"{base}:{line_of(__file__, tag)} "
             bad = [f["id"] for f in findings for s in f["sites"] if where in s["where"]]
             if bad:
