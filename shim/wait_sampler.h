@@ -7,28 +7,31 @@
 // the read-back would be XLA's (info). Attributing it at the hook is not possible without system
 // calls or unsafe reads of another thread's frames, so it is sampled off the hooks' path, the way
 // py-spy samples from outside:
-//  - The hook (shim/on_call.h, note_copy_start) stores a mark at the start of each host-device
-//    copy of a thread with no Python frame in a process with CPython (shim/sync_observer.cpp
-//    sets g_flags.frameless_copier at the thread's copies), and notes which were read-backs
-//    (small, device-to-host). A few plain atomic stores.
+//  - The hook (shim/on_call.h, note_copy_start and note_copy_return) marks the start and the
+//    return of each host-device copy of a thread with no Python frame in a process with CPython
+//    (shim/sync_observer.cpp sets g_flags.frameless_copier at the thread's copies): the copy's
+//    number and whether it was a read-back (small, device-to-host), and, in the thread's own
+//    slot, that it is inside a copy. A few plain atomic stores.
 //  - The flush thread starts the sampler's thread once marks keep coming (more than the warm-up);
-//    it leaves after 2 s without a new one, and the next tick starts it again when they return.
-//  - Every millisecond the sampler looks at the mark. At a new read-back that is still the latest
-//    such copy (after it, XLA's next transfer, the next step's batch, means the main thread has
-//    moved on to the next step's dispatch line), when the main thread sleeps
-//    (/proc/self/task/<pid>/stat: S or D, what py-spy's --idle reads), it reads the main thread's
-//    Python location (shim/python_stack.h, read_main_thread: under the GIL, through
-//    process_vm_readv) and counts one sample at the waiter's site of that line
-//    (recorder::sampled_site_for): the read-back's API and native frames, the main thread's
-//    Python frames. At most one sample per 4 ms.
+//    it leaves after 2 s without a new read-back, and the next tick starts it again when they return.
+//  - Every millisecond, at most once per 4 ms, when the main thread sleeps
+//    (/proc/self/task/<pid>/stat: S or D, what py-spy's --idle reads), the sampler reads the
+//    main thread's Python location and frames (shim/python_stack.h, read_main_thread: under the
+//    GIL, through process_vm_readv). What ends that sleep decides the sample: a read-back in
+//    flight (into pageable memory the wait is inside the call) counts it; another copy in flight
+//    (the next batch's, which the dispatch waits for) drops it; with none in flight the first
+//    copy started after it decides: a read-back counts it (on the H200 XLA issues the read-back
+//    only once the step's kernels are done, so most of jax.device_get's wait comes before the
+//    copy), the batch's copy drops it (the next step's dispatch). A counted sample is one hit at
+//    the waiter's site of that line (recorder::sampled_site_for): the read-back's API and native
+//    frames, the main thread's Python frames.
 //  - A sample starts a new visit (the steps of policy::in_steady_loop) when the main thread made
 //    hooked calls since the site's previous sample: a loop's read-back is one visit per step,
 //    while XLA's autotuning during a compile, with the main thread asleep in one call, is one.
 // Such a site is a sync.scalar-readback (policy::classify_site) at the user's line, with no
 // blocked time: only the samples are counted (the report says "sampled"). A line that holds
-// under a fifth of the read-back's samples is no finding (policy::waiter_is_finding): the
-// hand-off between two steps, where the main thread may sleep a moment before the next batch's
-// copy starts, not the wait.
+// under a fifth of the read-back's samples is no finding (policy::waiter_is_finding): a line
+// whose sleeps end in a read-back only by chance, not the wait.
 #pragma once
 #include <atomic>
 #include <cstdint>

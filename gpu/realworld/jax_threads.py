@@ -10,6 +10,7 @@ py-spy's --idle tells waiting from working. --analyze prints, for the loop's win
 thread's hooked calls (from the shim's Perfetto trace) and the main thread's states.
 """
 import argparse
+import bisect
 import collections
 import glob
 import json
@@ -121,20 +122,28 @@ def analyze(folder):
             dur[key] += e.get("dur", 0)
             where[key][str((e.get("args") or {}).get("where"))[:90]] += 1
             seq[e["tid"]].append(e["name"])
-        # Where the main thread slept, by the copies of the other threads: inside a read-back's window
-        # (from its start to the next host-device copy's start: the wait sampler's marks), else outside.
-        copies = sorted((e["ts"], e["name"]) for e in events if e.get("ph") == "X" and t0 <= e["ts"] <= t1 and
-                        e["tid"] != meta["main_tid"] and e["name"] in ("cuMemcpyDtoHAsync_v2", "cuMemcpyHtoDAsync_v2"))
-        inside, outside = collections.Counter(), collections.Counter()
-        k = 0
+        # Where the main thread slept, by the copies of the other threads, as the wait sampler
+        # decides (shim/wait_sampler.cpp): inside a read-back's call; inside another copy; else by
+        # the first copy that starts after the sample (a read-back, or the batch's copy).
+        copies = sorted((e["ts"], e["ts"] + e.get("dur", 0), e["name"]) for e in events
+                        if e.get("ph") == "X" and t0 <= e["ts"] <= t1 and e["tid"] != meta["main_tid"] and
+                        e["name"] in ("cuMemcpyDtoHAsync_v2", "cuMemcpyHtoDAsync_v2"))
+        starts = [c[0] for c in copies]
+        kinds = collections.defaultdict(collections.Counter)
         for ts, line in meta.get("asleep", []):
-            while k < len(copies) and copies[k][0] <= ts:
-                k += 1
-            (inside if k > 0 and copies[k - 1][1] == "cuMemcpyDtoHAsync_v2" else outside)[line] += 1
-        n_in = sum(inside.values())
-        print(f"  main thread asleep in the loop: {n_in} samples inside read-back windows, by line: "
-              + ", ".join(f"{ln}: {c} ({100 * c / max(n_in, 1):.0f}%)" for ln, c in inside.most_common(4))
-              + f"; {sum(outside.values())} outside: " + ", ".join(f"{ln}: {c}" for ln, c in outside.most_common(4)))
+            k = bisect.bisect_right(starts, ts)
+            inside = [c for c in copies[max(0, k - 8):k] if c[1] >= ts]
+            if any(c[2] == "cuMemcpyDtoHAsync_v2" for c in inside):
+                kinds["in a read-back (counted)"][line] += 1
+            elif inside:
+                kinds["in another copy (dropped)"][line] += 1
+            elif k < len(copies) and copies[k][2] == "cuMemcpyDtoHAsync_v2":
+                kinds["next copy a read-back (counted)"][line] += 1
+            else:
+                kinds["next copy the batch's (dropped)"][line] += 1
+        print(f"  main thread asleep in the loop, {len(meta.get('asleep', []))} samples of the watcher, by the sampler's rule:")
+        for what, lines in sorted(kinds.items()):
+            print(f"    {what:34} " + ", ".join(f"line {ln}: {c}" for ln, c in lines.most_common(4)))
         for tid, calls in sorted(per.items()):
             name = meta["threads"].get(str(tid), "?")
             print(f"  tid {tid} ({name}{', main' if tid == meta['main_tid'] else ''}):")
