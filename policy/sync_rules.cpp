@@ -260,8 +260,8 @@ const SyncThresholds& sync_thresholds() { return g_thresholds; }
 
 bool waiter_is_finding(const recorder::CallSite& s) {
   if (!s.sampled || s.reader == nullptr) return false;
-  const uint64_t all = s.reader->waiter_samples.load(std::memory_order_relaxed);
-  return s.hits.load(std::memory_order_relaxed) * kWaiterShareOf >= all;
+  const uint64_t all = s.reader->waiter_visits.load(std::memory_order_relaxed);
+  return s.visits.load(std::memory_order_relaxed) * kWaiterShareOf >= all;
 }
 
 FindingId classify_site(const recorder::CallSite& s) {

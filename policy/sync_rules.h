@@ -23,14 +23,20 @@ struct SyncThresholds {
 void configure_sync(const Settings& s);
 const SyncThresholds& sync_thresholds();
 
+// A read-back: a device-to-host copy of at most sync.readback_max_bytes (a loss, a flag, a count).
+inline bool is_readback(CopyDir dir, uint64_t bytes) {
+  return dir == CopyDir::D2H && bytes <= sync_thresholds().readback_max_bytes;
+}
+
 // Returns what a call site in the steady state shows, or FindingId::none.
 FindingId classify_site(const recorder::CallSite& s);
 
 // A waiter's site (shim/wait_sampler.h) is a finding when it holds at least 1/kWaiterShareOf of
-// the samples its read-back's site got at all its waiters: the line the main thread waits at
-// for the read-back holds most of them; a line where it only sleeps a moment in the hand-off to
-// the next step's transfer, before that copy starts, holds a few (on the H200, jax_mlp's dispatch
-// line). Two lines that both wait for read-backs through the same XLA site still share them.
+// the visits (steps) its read-back's site got at all its waiters: the line the main thread waits
+// at for the read-back holds most of them; a line whose sleeps end in a read-back only by chance
+// holds a few. Visits, not samples: a compile's autotuning, hundreds of samples of one call at
+// one line, is one visit and does not dilute the loop's line. Two lines that both wait for
+// read-backs through the same XLA site still share them.
 inline constexpr uint64_t kWaiterShareOf = 5;
 bool waiter_is_finding(const recorder::CallSite& s);
 

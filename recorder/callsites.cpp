@@ -218,7 +218,7 @@ void sites_reset() {
     s.classified = false;
     s.sampled = false;
     s.reader = nullptr;
-    s.waiter_samples = 0;
+    s.waiter_visits = 0;
     s.after_readback = 0;
     s.pageable = 0;
     s.pooled = 0;

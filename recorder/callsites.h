@@ -58,7 +58,7 @@ struct CallSite {
   // native frames are the reading thread's, its Python frames the main thread's.
   bool sampled = false;
   const CallSite* reader = nullptr;        // a waiter's site: the read-back's site it was sampled for
-  mutable std::atomic<uint64_t> waiter_samples;  // a read-back's site: the samples counted at all its waiters' sites
+  mutable std::atomic<uint64_t> waiter_visits;  // a read-back's site: the visits (steps) counted at all its waiters' sites
   int native_depth = 0;
   void* native[kMaxNativeFrames] = {};
   int py_depth = 0;

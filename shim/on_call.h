@@ -132,7 +132,7 @@ template <HookId kId, class Fn, class R, class Call, class Rec>
       if (__builtin_expect(g_flags.frameless_copier, 0) && scope.outermost()) {
         [[maybe_unused]] const auto [bytes, dir, host] = rec();  // the copy's arguments: readable before it
         if (dir == CopyDir::H2D || dir == CopyDir::D2H)
-          note_copy_start(*scope.thread().slot, dir == CopyDir::D2H && bytes <= policy::sync_thresholds().readback_max_bytes);
+          note_copy_start(*scope.thread().slot, policy::is_readback(dir, bytes));
       }
     }
     const uint64_t t0 = kTimed ? now_ticks() : 0;

@@ -139,14 +139,13 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
   else if (inner_key != 0 && runtime_alloc_row(id))  // only a runtime allocation claims it (never a stale key)
     rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);
-  const policy::SyncThresholds& th = policy::sync_thresholds();
   if (pooled_free) s->pooled.fetch_add(1, std::memory_order_relaxed);
   // Between an out-of-memory of this thread and its next successful allocation (shim/oom_notice.h):
   // the frees there are an allocator's cache flush (only free sites look at this counter).
   if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);
 
   if (info.kind == RecKind::COPY) {
-    const bool readback = f.dir == CopyDir::D2H && f.bytes <= th.readback_max_bytes;
+    const bool readback = policy::is_readback(f.dir, f.bytes);
     if (readback) ts.readback_pending = true;  // a read-back is pending
     // On a thread with no Python frame in a process with CPython (XLA's, serving jax.device_get):
     // the wait sampler looks for the Python line waiting for a read-back (shim/wait_sampler.h).

@@ -95,7 +95,7 @@ struct Sample {
   uint64_t at = 0;          // ticks
 };
 
-// Counts `s` at its waiter's site and judges that site.
+// Counts `smp` at its waiter's site and judges that site.
 void count_sample(const Sample& smp) {
   const rec::CallSite& reader = *smp.reader;
   rec::CallSite* site = nullptr;
@@ -106,10 +106,11 @@ void count_sample(const Sample& smp) {
     if (site == nullptr) return;
     if (g_nseen < 64) g_seen[g_nseen++] = {smp.loc.code, smp.loc.ip, &reader, site};
   }
-  reader.waiter_samples.fetch_add(1, std::memory_order_relaxed);
   const uint64_t hits = reader.hits.load(std::memory_order_relaxed);
+  const uint64_t visits = site->visits.load(std::memory_order_relaxed);
   rec::site_hit(site, 0, hits ? reader.bytes.load(std::memory_order_relaxed) / hits : 0, smp.main_calls, smp.at);
-  // Judged once it holds its share of the read-back's samples (a hand-off's line never does).
+  if (site->visits.load(std::memory_order_relaxed) != visits) reader.waiter_visits.fetch_add(1, std::memory_order_relaxed);
+  // Judged once it holds its share of the read-back's visits (policy::waiter_is_finding).
   if (policy::waiter_is_finding(*site)) judge_site(*site, smp.at);
 }
 

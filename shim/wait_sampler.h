@@ -30,7 +30,7 @@
 //    while XLA's autotuning during a compile, with the main thread asleep in one call, is one.
 // Such a site is a sync.scalar-readback (policy::classify_site) at the user's line, with no
 // blocked time: only the samples are counted (the report says "sampled"). A line that holds
-// under a fifth of the read-back's samples is no finding (policy::waiter_is_finding): a line
+// under a fifth of the read-back's visits (steps) is no finding (policy::waiter_is_finding): a line
 // whose sleeps end in a read-back only by chance, not the wait.
 #pragma once
 #include <atomic>

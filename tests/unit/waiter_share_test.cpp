@@ -12,10 +12,10 @@ using cudashim::HookId;
 
 namespace {
 
-// One sample at `s` for its read-back, counted as the sampler counts it.
+// `n` samples at `s` for its read-back, each in a step of its own, counted as the sampler counts them.
 void sample(rec::CallSite* s, int n) {
   for (int i = 0; i < n; ++i) {
-    s->reader->waiter_samples.fetch_add(1, std::memory_order_relaxed);
+    s->reader->waiter_visits.fetch_add(1, std::memory_order_relaxed);  // each sample below starts a visit
     rec::site_hit(s, 0, 4, static_cast<uint64_t>(i), 1000 + static_cast<uint64_t>(i));
   }
 }
@@ -66,6 +66,13 @@ TEST_CASE("a waiter's line is a finding with a fifth of its read-back's samples 
     sample(elsewhere, 1000);
     sample(dispatch, 10);
     CHECK(pol::waiter_is_finding(*dispatch));
+  }
+  SECTION("a compile's burst, many samples in one visit, does not dilute the loop's line") {
+    for (int i = 0; i < 500; ++i) rec::site_hit(dispatch, 0, 4, 7, 1000 + static_cast<uint64_t>(i));  // one step
+    dispatch->reader->waiter_visits.fetch_add(1, std::memory_order_relaxed);
+    sample(wait, 20);
+    CHECK(dispatch->hits.load() == 500);
+    CHECK(pol::waiter_is_finding(*wait));
   }
   SECTION("a site the hooks count is never judged by the share") {
     CHECK_FALSE(pol::waiter_is_finding(*reader));
