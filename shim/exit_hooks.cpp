@@ -55,17 +55,28 @@ using ExecveFn = int (*)(const char*, char* const[], char* const[]);
 using ExecvFn = int (*)(const char*, char* const[]);
 using FexecveFn = int (*)(int, char* const[], char* const[]);
 
-// execl, execlp, execle: the argument list as an array (at most 4096 arguments, as the
-// C library's own limit on the stack is far larger; more is E2BIG).
-constexpr int kMaxArgs = 4096;
-bool collect_args(const char* arg0, va_list ap, char** argv) {
-  int n = 0;
-  argv[n++] = const_cast<char*>(arg0);
-  while (argv[n - 1] != nullptr) {
-    if (n == kMaxArgs) return false;
-    argv[n++] = va_arg(ap, char*);
-  }
-  return true;
+// execl, execlp, execle: the argument list as an array on the caller's stack, sized by a
+// first pass over the list, as the C library's own execl does (a variable-length array).
+// Not a static or thread_local buffer: 4096 pointers per function in TLS made every thread
+// of every preloaded process carry 96 KiB of static TLS, and pthread_create refused small
+// stacks (EINVAL; issue 37.1). More arguments than the kernel takes (ARG_MAX) is E2BIG.
+constexpr size_t kMaxArgs = 1u << 17;  // 128 Ki pointers: above any ARG_MAX the kernel allows for argv
+
+// Calls `exec(argv)` with the list that starts at `arg0` and continues in `ap` up to its null
+// as a null-terminated array; `ap` is left past that null (execle's envp follows it).
+// Returns what `exec` returns, or -1 with E2BIG for more than kMaxArgs arguments.
+template <typename Exec>
+int exec_with_list(const char* arg0, va_list& ap, Exec&& exec) {
+  va_list count;
+  va_copy(count, ap);
+  size_t n = 0;
+  for (const char* a = arg0; a != nullptr && n <= kMaxArgs; a = va_arg(count, const char*)) ++n;
+  va_end(count);
+  if (n > kMaxArgs) return errno = E2BIG, -1;
+  char* argv[n + 1];  // a variable-length array, as glibc's execl: no heap (exec may follow vfork)
+  argv[0] = const_cast<char*>(arg0);
+  for (size_t i = 1; i <= n; ++i) argv[i] = va_arg(ap, char*);  // argv[n]: the list's null
+  return exec(argv);
 }
 
 }  // namespace
@@ -100,34 +111,27 @@ extern "C" __attribute__((visibility("default"))) int fexecve(int fd, char* cons
 }
 
 extern "C" __attribute__((visibility("default"))) int execl(const char* path, const char* arg, ...) {
-  static thread_local char* argv[kMaxArgs];
   va_list ap;
   va_start(ap, arg);
-  const bool ok = collect_args(arg, ap, argv);
+  const int rc = exec_with_list(arg, ap, [&](char** argv) { return execv(path, argv); });
   va_end(ap);
-  if (!ok) return errno = E2BIG, -1;
-  return execv(path, argv);
+  return rc;
 }
 
 extern "C" __attribute__((visibility("default"))) int execlp(const char* file, const char* arg, ...) {
-  static thread_local char* argv[kMaxArgs];
   va_list ap;
   va_start(ap, arg);
-  const bool ok = collect_args(arg, ap, argv);
+  const int rc = exec_with_list(arg, ap, [&](char** argv) { return execvp(file, argv); });
   va_end(ap);
-  if (!ok) return errno = E2BIG, -1;
-  return execvp(file, argv);
+  return rc;
 }
 
 extern "C" __attribute__((visibility("default"))) int execle(const char* path, const char* arg, ...) {
-  static thread_local char* argv[kMaxArgs];
   va_list ap;
   va_start(ap, arg);
-  const bool ok = collect_args(arg, ap, argv);
-  char* const* envp = ok ? va_arg(ap, char* const*) : nullptr;
+  const int rc = exec_with_list(arg, ap, [&](char** argv) { return execve(path, argv, va_arg(ap, char* const*)); });
   va_end(ap);
-  if (!ok) return errno = E2BIG, -1;
-  return execve(path, argv, envp);
+  return rc;
 }
 
 extern "C" __attribute__((visibility("default"))) int kill(pid_t pid, int sig) {
