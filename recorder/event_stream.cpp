@@ -41,6 +41,7 @@ char g_open_path[4096];  // g_path made absolute when opened: the program may ch
 pthread_mutex_t g_fd_mu = PTHREAD_MUTEX_INITIALIZER;  // the check, the reopen and the write
 std::atomic<void (*)(const char*)> g_warn{nullptr};
 bool g_warned = false;
+bool g_limited = false;  // the file-size limit stopped the stream (fits_limit)
 
 void warn(const std::string& line) {
   if (auto w = g_warn.load(std::memory_order_acquire)) w(line.c_str());
@@ -77,11 +78,26 @@ constexpr size_t kMaxSamples = 3600 * 4;
 MemorySample g_samples[kMaxSamples];
 std::atomic<size_t> g_nsamples{0};
 
+// True when `line` fits in the stream's file under the file-size limit (ulimit -f). Past
+// it a write raises SIGXFSZ, which ends the job (issue 37.2): the stream stops at its last
+// whole line instead, with one warning. Holds g_fd_mu.
+bool fits_limit(int fd, const std::string& line) {
+  if (g_limited) return false;
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || file_room(static_cast<uint64_t>(st.st_size)) >= line.size()) return true;
+  g_limited = true;
+  warn(fmt::format("the event stream {} stops at {} bytes: the process's file-size limit (ulimit -f) is reached; "
+                   "the report and the trace are still written if each fits under it",
+                   g_open_path, static_cast<uint64_t>(st.st_size)));
+  return false;
+}
+
 void write_line(const std::string& line) {
   if (g_fd.load(std::memory_order_acquire) < 0) return;
   pthread_mutex_lock(&g_fd_mu);
   const int fd = checked_fd();
-  if (fd >= 0) (void)!write(fd, line.data(), line.size());  // one write: lines never interleave (O_APPEND)
+  if (fd >= 0 && fits_limit(fd, line))
+    (void)!write(fd, line.data(), line.size());  // one write: lines never interleave (O_APPEND)
   pthread_mutex_unlock(&g_fd_mu);
 }
 
@@ -268,6 +284,7 @@ void stream_configure(const char* dir, const char* host, int pid, int rank) {
   g_wake_pid.store(0);
   g_wake_seen = g_wake_seq.load();
   g_warned = false;
+  g_limited = false;
   g_state.store(0);
   g_nsamples.store(0);
   g_t0 = monotonic_ns();

@@ -148,11 +148,16 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
   o.s("}\n");
   // A new file under the process's claimed base (O_EXCL, O_NOFOLLOW, 0600): never over an
   // earlier process's record, whatever its mode (issue 22: O_TRUNC kept a planted 0666 file).
+  // Under a file-size limit the record is cut short rather than the write raising SIGXFSZ
+  // inside the crash handler (issue 37.2); a cut record is named as such by `cudashim report`.
+  const uint64_t room = file_room(0);
+  const size_t n = o.n < room ? o.n : static_cast<size_t>(room);
+  if (n == 0) return;
   const int fd = outputs_create("-crash.json", O_WRONLY);
   if (fd < 0) return;
   size_t done = 0;
-  while (done < o.n) {
-    const ssize_t w = write(fd, o.buf + done, o.n - done);
+  while (done < n) {
+    const ssize_t w = write(fd, o.buf + done, n - done);
     if (w <= 0) break;
     done += static_cast<size_t>(w);
   }

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -70,33 +71,62 @@ void set_candidate(int k) {
 }
 
 // The files this process put in place with write_file_atomically: only these may be replaced.
+// Two tables: the outputs under the process's own base (the exit report and trace, which must
+// stay replaceable: issue 37.5, after 64 explicit cudashim_write_report paths the exit report
+// had been forgotten and failed with EEXIST), and a ring of the latest other paths.
 struct Created {
   dev_t dev;
   ino_t ino;
   pid_t pid;
 };
-Created g_created[64];
-size_t g_ncreated = 0;
+Created g_own[4];        // by suffix: kSuffixes' order
+Created g_created[64];   // other paths, the oldest replaced first
+size_t g_ncreated = 0, g_next_created = 0;
 pthread_mutex_t g_created_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool same(const Created& c, const struct stat& st, pid_t me) {
+  return c.pid == me && c.dev == st.st_dev && c.ino == st.st_ino;
+}
 
 bool created_here(const struct stat& st) {
   const pid_t me = getpid();
+  for (const Created& c : g_own)
+    if (same(c, st, me)) return true;
   for (size_t i = 0; i < g_ncreated; ++i)
-    if (g_created[i].dev == st.st_dev && g_created[i].ino == st.st_ino && g_created[i].pid == me) return true;
+    if (same(g_created[i], st, me)) return true;
   return false;
 }
 
-void remember(const struct stat& st) {
-  if (created_here(st)) return;
+// The index in kSuffixes of `path` when it is <claimed base><suffix>, else -1.
+int own_output(const std::string& path) {
+  if (g_claim.load(std::memory_order_acquire) != 2) return -1;
+  const size_t n = std::strlen(g_base);
+  if (path.size() <= n || path.compare(0, n, g_base) != 0) return -1;
+  for (int i = 0; i < 4; ++i)
+    if (path.compare(n, std::string::npos, kSuffixes[i]) == 0) return i;
+  return -1;
+}
+
+void remember(const std::string& path, const struct stat& st) {
   const pid_t me = getpid();
-  size_t slot = g_ncreated;
-  for (size_t i = 0; i < g_ncreated; ++i)
-    if (g_created[i].pid != me) slot = i;  // a parent's entry, inherited through fork
-  if (slot == g_ncreated) {
-    if (g_ncreated == sizeof g_created / sizeof g_created[0]) slot = 0;  // the oldest goes
-    else ++g_ncreated;
+  if (const int own = own_output(path); own >= 0) {
+    g_own[own] = {st.st_dev, st.st_ino, me};
+    return;
   }
-  g_created[slot] = {st.st_dev, st.st_ino, me};
+  for (size_t i = 0; i < g_ncreated; ++i)
+    if (same(g_created[i], st, me)) return;
+  for (size_t i = 0; i < g_ncreated; ++i)
+    if (g_created[i].pid != me) {  // a parent's entry, inherited through fork
+      g_created[i] = {st.st_dev, st.st_ino, me};
+      return;
+    }
+  constexpr size_t kCap = sizeof g_created / sizeof g_created[0];
+  if (g_ncreated < kCap) {
+    g_created[g_ncreated++] = {st.st_dev, st.st_ino, me};
+    return;
+  }
+  g_created[g_next_created] = {st.st_dev, st.st_ino, me};
+  g_next_created = (g_next_created + 1) % kCap;
 }
 
 // Creates `dir` and each missing folder above it, 0700 each, as `mkdir -p` (issue 22.10:
@@ -188,7 +218,16 @@ int outputs_create(const char* suffix, int flags) {
   return fd >= 0 ? fd : -errno;
 }
 
+uint64_t file_room(uint64_t pos) {
+  struct rlimit lim {};
+  if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  return pos < lim.rlim_cur ? lim.rlim_cur - pos : 0;
+}
+
 int write_file_atomically(const std::string& path, const std::string& text) {
+  // A new file starts at 0: a text over the limit is refused whole, before the limit's
+  // SIGXFSZ could end the job in the middle of a write (issue 37.2).
+  if (text.size() > file_room(0)) return -EFBIG;
   make_folder_of(path);
   std::string tmp;
   int fd = -1;
@@ -226,7 +265,7 @@ int write_file_atomically(const std::string& path, const std::string& text) {
     if (lstat(path.c_str(), &there) == 0 && S_ISREG(there.st_mode) && created_here(there))
       rc = rename(tmp.c_str(), path.c_str()) == 0 ? 0 : -errno;
   }
-  if (rc == 0) remember(mine);
+  if (rc == 0) remember(path, mine);
   pthread_mutex_unlock(&g_created_mu);
   if (rc != 0) unlink(tmp.c_str());
   return rc;

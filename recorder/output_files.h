@@ -28,12 +28,20 @@ const char* outputs_claim();
 // over it). Async-signal-safe.
 int outputs_create(const char* suffix, int flags);
 
+// Returns how many bytes may be written to a regular file whose end is at `pos` before it
+// reaches the process's file-size limit (RLIMIT_FSIZE, `ulimit -f`); UINT64_MAX when there is
+// none. A write(2) that starts at or past the limit raises SIGXFSZ, whose default action ends
+// the job (issue 37.2): every output checks here first and stops short. Async-signal-safe.
+uint64_t file_room(uint64_t pos);
+
 // Writes `text` to `path` whole or not at all: a temporary file <path>.tmp.<pid>.<n>
 // created as above in the same folder, then renamed to `path` only where nothing is
 // (renameat2 RENAME_NOREPLACE, else link(2)), or over a regular file this process put
 // there itself. Anything else at `path` (another process's report, a link, a device, a
 // FIFO, a folder) stays as it is: -EEXIST. Creates missing folders (every level, 0700).
-// Returns 0 or -errno; never leaves the temporary file behind.
+// Returns 0 or -errno (-EFBIG: `text` is longer than the file-size limit allows, nothing
+// written); never leaves the temporary file behind. The files the process's own base names
+// (<base>.json, <base>.trace) stay replaceable however many other paths it writes.
 int write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace cudashim::recorder

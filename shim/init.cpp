@@ -234,6 +234,13 @@ int write_report_to(const std::string& path) {
 
 void write_final_outputs();
 
+// Why an output was not written, from write_file_atomically's -errno: EFBIG names the limit
+// the user set (recorder::file_room: the file would pass `ulimit -f`), the rest strerror.
+const char* why_not_written(int rc) {
+  if (rc == -EFBIG) return "it is larger than the process's file-size limit (ulimit -f); nothing was written";
+  return std::strerror(-rc);
+}
+
 __attribute__((constructor)) void cudashim_start() {
   clock_init();
   g_start_ticks = now_ticks();
@@ -271,7 +278,7 @@ void write_final_outputs() {
   const int rc = write_report_to(path);
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,
-                std::strerror(-rc));
+                why_not_written(rc));
   else
     log_message(LogLevel::info, "report written to {}", path);
   try {
@@ -281,9 +288,10 @@ void write_final_outputs() {
     const int trc = write_file_atomically(trace, report::render_trace(g_info->pid, g_start_ticks, g_info->start_mono_ns));
     // Said, not dropped (issue 22.10: a full disk lost the trace without a word); when the
     // report could not be written either, its line already named the folder's problem.
-    if (trc != 0 && rc == 0)
-      log_message(LogLevel::warn, "could not write the trace {}: {}; the report has the same calls; the job's own "
-                                  "result is unaffected", trace, std::strerror(-trc));
+    // A file-size limit is the trace's own (each file has it): said even when the report failed too.
+    if (trc != 0 && (rc == 0 || trc == -EFBIG))
+      log_message(LogLevel::warn, "could not write the trace {}: {}; {}the job's own result is unaffected", trace,
+                  why_not_written(trc), rc == 0 ? "the report has the same calls; " : "");
   } catch (const std::exception& e) {
     log_message(LogLevel::warn, "could not write the trace for pid {}: {}", g_info->pid, e.what());
   }
