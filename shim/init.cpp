@@ -242,6 +242,7 @@ const char* why_not_written(int rc) {
 }
 
 __attribute__((constructor)) void cudashim_start() {
+  log_capture_stderr();  // before any line: what the job's stderr is (shim/log.h)
   clock_init();
   g_start_ticks = now_ticks();
   setup_process();

@@ -18,9 +18,20 @@ enum class LogLevel : int { error = 0, warn = 1, info = 2, debug = 3, off = -1 }
 // The threshold set from CUDASHIM_LOG_LEVEL at start-up.
 extern std::atomic<int> g_log_level;
 
-// Writes "cudashim[pid]: <label>: <text>\n" with one write(2). Control characters and bytes
-// that are not UTF-8 in the text, whatever argument brought them (a path or a value from the
-// environment), are written as \xHH (policy/printable.h): a log line never drives the terminal.
+// Notes which file descriptor 2 is (st_dev, st_ino, st_rdev): the job's stderr. Call once
+// from the constructor.
+void log_capture_stderr();
+
+// True when descriptor 2 is still the file it was at start-up and `n` more bytes fit under the
+// file-size limit there. A program that closed its stdio and opened a data file that got
+// number 2 must not find cudashim's lines in its data (issue 37.4), and a line must never
+// raise SIGXFSZ in the job (issue 37.2). One fstat per line: lines are never on a hot path.
+bool log_may_write(size_t n);
+
+// Writes "cudashim[pid]: <label>: <text>\n" with one write(2), when stderr is still the job's
+// (log_may_write). Control characters and bytes that are not UTF-8 in the text, whatever
+// argument brought them (a path or a value from the environment), are written as \xHH
+// (policy/printable.h): a log line never drives the terminal.
 // Newlines are kept: one message (the findings summary) spans lines.
 inline void write_log_line(const char* label, std::string_view text) {
   char buf[1024];
@@ -33,7 +44,7 @@ inline void write_log_line(const char* label, std::string_view text) {
       },
       std::string_view::npos, /*keep_newlines=*/true);
   buf[n++] = '\n';
-  (void)!write(2, buf, n);
+  if (log_may_write(n)) (void)!write(2, buf, n);
 }
 
 // Writes "cudashim[pid]: <level>: <message>\n" when `level` passes the threshold.
