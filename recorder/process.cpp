@@ -77,6 +77,7 @@ void capture_process_info(ProcessInfo& info) {
   char exe[4096] = {};
   const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n > 0) info.exe.assign(exe, static_cast<size_t>(n));
+  info.argv = process_argv();
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   info.start_unix_ns = static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);

@@ -85,13 +85,15 @@ struct ProcessInfo {
   int pid = 0, ppid = 0;
   int rank = -1;  // RANK, LOCAL_RANK or SLURM_PROCID; -1 when none is set
   std::string host, exe;
+  std::vector<std::string> argv;  // at start-up: after main's pthread_exit /proc/self/cmdline reads empty
   uint64_t start_unix_ns = 0, start_mono_ns = 0;
 };
 
 // Fills `info` for this process (reads /proc, the environment, the clock).
 void capture_process_info(ProcessInfo& info);
 
-// The process's arguments as /proc/self/cmdline has them now (report time).
+// The process's arguments as /proc/self/cmdline has them now (capture_process_info: start-up;
+// empty once the main thread has left through pthread_exit).
 std::vector<std::string> process_argv();
 
 // Returns the path of the first loaded libcuda.so*, or "" when none is loaded (on a

@@ -15,7 +15,7 @@ void write_process(JsonWriter& w, const ReportContext& c) {
   w.key("argv");
   {
     auto a = w.array();
-    for (const std::string& arg : recorder::process_argv()) w.value(arg);
+    for (const std::string& arg : p.argv) w.value(arg);
   }
   w.member("start_unix_ns", p.start_unix_ns);
   w.member("end_unix_ns", c.end_unix_ns);

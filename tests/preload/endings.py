@@ -161,7 +161,7 @@ CASES = [
 ]
 
 
-def judge(name, out, pid, leaves, sent, rc):
+def judge(name, out, pid, leaves, sent, rc, argv):
     """Returns (report, stream, stray) cells; appends to errors."""
     files = sorted(os.listdir(out))
     reports = [f for f in files if f.startswith("cudashim-") and f.endswith(".json") and not f.endswith("-crash.json")]
@@ -196,6 +196,9 @@ def judge(name, out, pid, leaves, sent, rc):
                 errors.append(f"{name}: {r} does not match the schema:\n{v.stdout[-1000:]}")
             rep = json.load(open(path))
             pids.append(rep["process"]["pid"])
+            # Read at start-up (issue 37: after main's pthread_exit /proc/self/cmdline is empty).
+            if count == 1 and rep["process"].get("argv") != argv:
+                errors.append(f"{name}: process.argv {rep['process'].get('argv')!r}, the program ran as {argv!r}")
             got = {abi: rep.get("api", {}).get(abi, {}).get("calls", 0) for abi in min_calls}
             calls.append(got)
             for abi, n in min_calls.items():
@@ -247,7 +250,7 @@ for name, argv, send, env, leaves in CASES:
             # No signal ended it even without the shim: a sanitizer build of the program caught
             # the fault first (UBSan's null store and division by zero exit 1): no crash to record.
             leaves = ("crash-caught",)
-        cells = judge(name, out, pid, leaves, send, rc)
+        cells = judge(name, out, pid, leaves, send, rc, argv)
         after = f", {took:.2f} s after {signal.Signals(send).name}" if took is not None else ""
         rows.append((name, status_text(rc0), status_text(rc) + after, *cells))
 
