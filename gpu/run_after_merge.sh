@@ -14,6 +14,8 @@
 #   precise/   gpu/realworld/precise_compare.py: torch.profiler's idle share, the default
 #              mode's and the precise mode's (CUPTI) side by side, and the precise mode's step
 #              time against the profiler's (issue 20; not in the default STEPS: STEPS=precise)
+#   joblimits/ gpu/run_job_limits.sh: small thread stacks, a file-size limit and forked children in a
+#              torch job, with and without the shim (issue 37; not in the default STEPS: STEPS=joblimits)
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
 #   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
@@ -54,6 +56,12 @@ OUT=$OUT/corpus CORPUS_BUDGET_S=330 CORPUS_IDLE=0 timeout -k 5 340 bash gpu/real
   > "$OUT/corpus.log" 2>&1
 say "corpus: exit $?"
 grep -A3 '^## Totals' "$OUT/corpus/results.md" 2>/dev/null | tail -n 1
+fi
+
+if step joblimits; then  # not in the default STEPS: issue 37's job-side defects with a real torch job
+  say "== joblimits: gpu/run_job_limits.sh"
+  OUT=$OUT/joblimits CLI=$CLI timeout -k 5 300 bash gpu/run_job_limits.sh > "$OUT/joblimits.log" 2>&1
+  say "joblimits: exit $?"; tail -n 5 "$OUT/joblimits.log"
 fi
 
 if step jaxstudy; then  # not in the default STEPS: which JAX threads sync, and what the main thread does then
