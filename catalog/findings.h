@@ -35,12 +35,15 @@ constexpr const char* severity_name(Severity s) {
 // FindingId: one value per row. `none` (== kCount) is no finding: what a rule returns
 // when a call site shows nothing, and what find_finding returns for an unknown id.
 enum class FindingId : uint8_t {
-#define CUDASHIM_FINDING(ENUM, DOMAIN, ID, SEVERITY, ALIAS, TITLE, FIX) ENUM,
+#define CUDASHIM_FINDING(ENUM, DOMAIN, ID, SEVERITY, TRAIT, ALIAS, TITLE, FIX) ENUM,
 #include "catalog/findings.def"
   kCount,
   none = kCount
 };
 inline constexpr size_t kFindingCount = static_cast<size_t>(FindingId::kCount);
+
+// The TRAIT column of catalog/findings.def.
+enum class FindingTrait : uint8_t { NO_TRAIT, DRAINS_QUEUE };
 
 // The fixed facts of one finding kind.
 struct FindingInfo {
@@ -48,14 +51,15 @@ struct FindingInfo {
   FindingDomain domain;
   const char* name;   // the stable id, "domain.name", e.g. "driver.too-old"
   Severity severity;
+  FindingTrait trait;
   const char* alias;  // the id reports written before the one table carried; "" when the same
   const char* title;  // what was seen
   const char* fix;    // what to do, in one sentence
 };
 
 inline constexpr FindingInfo kFindings[kFindingCount] = {
-#define CUDASHIM_FINDING(ENUM, DOMAIN, ID, SEVERITY, ALIAS, TITLE, FIX) \
-  {FindingId::ENUM, FindingDomain::DOMAIN, ID, Severity::SEVERITY, ALIAS, TITLE, FIX},
+#define CUDASHIM_FINDING(ENUM, DOMAIN, ID, SEVERITY, TRAIT, ALIAS, TITLE, FIX) \
+  {FindingId::ENUM, FindingDomain::DOMAIN, ID, Severity::SEVERITY, FindingTrait::TRAIT, ALIAS, TITLE, FIX},
 #include "catalog/findings.def"
 };
 

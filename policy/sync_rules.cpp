@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -129,6 +130,11 @@ TickSpan steady_loop_span() {
   return span;
 }
 
+namespace {
+// kLiveMinSpanNs in hook-clock ticks, worked out at the first use (steady_so_far); 0 until then.
+std::atomic<uint64_t> g_min_live_span_ticks{0};
+}  // namespace
+
 bool steady_so_far(const recorder::CallSite& s, uint64_t now) {
   // The window so far, from the first site's first hit: walking the table for the candidates'
   // spans at every hit would cost a hook too much, and the second below keeps bursts out.
@@ -138,13 +144,12 @@ bool steady_so_far(const recorder::CallSite& s, uint64_t now) {
   // kLiveMinSpanNs in ticks, worked out once (the first site past its warm-up, a while after
   // start-up: the calibration behind ticks_to_ns is good to well under a percent by then), so
   // that a hit pays no conversion.
-  static std::atomic<uint64_t> min_ticks{0};
-  uint64_t m = min_ticks.load(std::memory_order_relaxed);
+  uint64_t m = g_min_live_span_ticks.load(std::memory_order_relaxed);
   if (m == 0) {
     constexpr uint64_t kProbe = 1ull << 32;
     const uint64_t probe_ns = std::max<uint64_t>(ticks_to_ns(kProbe), 1);
     m = static_cast<uint64_t>(static_cast<unsigned __int128>(kLiveMinSpanNs) * kProbe / probe_ns);
-    min_ticks.store(m, std::memory_order_relaxed);
+    g_min_live_span_ticks.store(m, std::memory_order_relaxed);
   }
   const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
   return now > first && now - first >= m;
@@ -165,7 +170,9 @@ Severity finding_severity(FindingId f, const std::string& framework) {
 
 namespace {
 
-void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<FrameworkAgg>& by_framework) {
+// Adds every site in the steady loop and the process-wide counters into `agg` (one entry per
+// FindingId) and `by_framework`. Per call, no static state: renders may run side by side.
+void aggregate(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framework) {
   const uint64_t window = loop_window_ticks();
   recorder::for_each_site([&](const recorder::CallSite& s) {
     if (!in_steady_loop(s, window)) return;
@@ -195,8 +202,9 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<Fram
       add(FindingId::spin_wait);
   });
   // Process-wide findings, from counters rather than sites.
-  static recorder::CounterTotals t;
-  recorder::sum_slots(t);
+  const auto totals = std::make_unique<recorder::CounterTotals>();  // large: not on a 1 MiB thread's stack
+  const recorder::CounterTotals& t = *totals;
+  recorder::sum_slots(*totals);
   auto ev = [](recorder::Event e) { return recorder::g_events[static_cast<int>(e)].load(std::memory_order_relaxed); };
   // Both streams really in use: launches on the legacy stream and on a blocking one.
   if (t.legacy_stream_launches > g_thresholds.warmup_hits && t.blocking_stream_launches > g_thresholds.warmup_hits)
@@ -223,8 +231,7 @@ void aggregate(Agg (&agg)[static_cast<int>(FindingId::kCount)], std::vector<Fram
 // time, costliest first), then the frameworks' own, costliest first.
 template <typename F>
 void for_each_finding(F&& f) {
-  static Agg agg[static_cast<int>(FindingId::kCount)];
-  for (auto& a : agg) a = Agg{};
+  std::vector<Agg> agg(static_cast<size_t>(FindingId::kCount));
   std::vector<FrameworkAgg> by_framework;
   aggregate(agg, by_framework);
   auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };

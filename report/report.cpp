@@ -53,11 +53,16 @@ std::string render_report(const ReportInputs& in) {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   const policy::LibraryInventory libraries = policy::library_inventory();
+  // The rules run once per report, whatever number of sections read them.
+  std::vector<policy::FindingResult> evaluated;
+  if (in.findings == nullptr) evaluated = policy::evaluate_findings();
   const ReportContext c{in.process,
                         in.policy,
                         in.applied,
                         *totals,
                         libraries,
+                        in.findings != nullptr ? *in.findings : evaluated,
+                        in.environment,
                         static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec),
                         monotonic_ns() - in.process.start_mono_ns};
   std::string out;

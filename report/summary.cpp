@@ -8,9 +8,10 @@
 
 namespace cudashim::report {
 
-std::string findings_summary_text(uint64_t wall_ns, bool* any_warning) {
+std::string findings_summary_text(const std::vector<policy::FindingResult>& findings, uint64_t wall_ns,
+                                  bool* any_warning) {
   std::string out;
-  for (const policy::FindingResult& f : policy::evaluate_findings()) {
+  for (const policy::FindingResult& f : findings) {
     if (f.severity == Severity::info && !f.framework.empty()) continue;  // a framework's own: nothing to do
     const FindingInfo& row = finding_info(f.finding);
     if (any_warning != nullptr && f.severity != Severity::info) *any_warning = true;

@@ -2,13 +2,17 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
+
+#include "policy/sync_rules.h"
 
 namespace cudashim::report {
 
-// One line per finding (policy/sync_rules.h), sorted by blocked time, given the process's
-// wall time: its costliest site with that site's own count, and its cost per steady-state
+// One line per finding of `findings` (policy::evaluate_findings, sorted by blocked time), given
+// the process's wall time: its costliest site with that site's own count, and its cost per steady-state
 // step. A framework's own findings (nothing to do) are left out. "" when there is none.
 // `any_warning`, when given, is set when a line is a warning or an error.
-std::string findings_summary_text(uint64_t wall_ns, bool* any_warning = nullptr);
+std::string findings_summary_text(const std::vector<policy::FindingResult>& findings, uint64_t wall_ns,
+                                  bool* any_warning = nullptr);
 
 }  // namespace cudashim::report

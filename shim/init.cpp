@@ -44,6 +44,8 @@
 #include "shim/sync_observer.h"
 #include "shim/terminate.h"
 #include "shim/wait_sampler.h"
+#include "symbols/bounded_read.h"
+#include "symbols/driver_bridge.h"
 #include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
@@ -221,12 +223,27 @@ void first_cuda_use() {
 
 namespace {
 
-int write_report_to(const std::string& path) {
+// What the report says of the process's environment, read now (the job may have set a
+// variable since start-up: torch sets CUDA_MODULE_LOADING at import): the report layer reads
+// neither the environment nor /proc.
+report::ReportEnvironment report_environment() {
+  report::ReportEnvironment e;
+  if (const char* v = std::getenv("CUDA_MODULE_LOADING")) e.cuda_module_loading = v;
+  if (const char* v = std::getenv("CUDA_INJECTION64_PATH")) e.cuda_injection64_path = v;
+  if (auto text = symbols::read_regular(policy::process_settings().driver_version_file, symbols::kKernelVersionFileLimit))
+    e.kernel_module = symbols::parse_kernel_module_version(text.value());
+  return e;
+}
+
+// Writes the report to `path`; `findings`: the runtime findings already evaluated for this
+// end (the exit path's summary), nullptr to evaluate them here. Returns 0 or -errno.
+int write_report_to(const std::string& path, const std::vector<policy::FindingResult>* findings = nullptr) {
   try {
     if (g_info == nullptr) return -EINVAL;
     library_watch_final();  // the inventory as of now; new findings are logged once
     device_facts_final();
-    return write_file_atomically(path, report::render_report({*g_info, g_policy, g_applied}));
+    return write_file_atomically(
+        path, report::render_report({*g_info, g_policy, g_applied, findings, report_environment()}));
   } catch (const std::exception&) {
     return -ENOMEM;
   }
@@ -266,17 +283,26 @@ void write_final_outputs() {
   library_watch_final();  // its last library events go into the stream before the exit line
   cupti_finish();         // CUPTI's last records, before the report reads them
   recorder::stream_finish();
-  if (g_summary_enabled) {
+  // The rules run once for this end: the summary and the report show the same findings.
+  std::vector<policy::FindingResult> findings;
+  bool evaluated = false;
+  try {
+    findings = policy::evaluate_findings();
+    evaluated = true;
+  } catch (...) {
+  }
+  if (g_summary_enabled && evaluated) {
     try {
       bool any_warning = false;  // only info findings: an info line, below the default level
-      const std::string summary = report::findings_summary_text(monotonic_ns() - g_info->start_mono_ns, &any_warning);
+      const std::string summary =
+          report::findings_summary_text(findings, monotonic_ns() - g_info->start_mono_ns, &any_warning);
       if (!summary.empty())
         log_message(any_warning ? LogLevel::warn : LogLevel::info, "findings for pid {}, by blocked time (details: {}):\n{}",
                     g_info->pid, path, summary.substr(0, summary.size() - 1));
     } catch (...) {
     }
   }
-  const int rc = write_report_to(path);
+  const int rc = write_report_to(path, evaluated ? &findings : nullptr);
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,
                 why_not_written(rc));

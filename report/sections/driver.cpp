@@ -1,11 +1,9 @@
 // driver.cpp: the report's "driver" section: was a libcuda loaded at all (on a machine
 // without a driver, a program's dlopen("libcuda.so.1") fails before any hooked call), and
 // the kernel module's release as its version file says (CUDASHIM_DRIVER_VERSION_FILE,
-// default /proc/driver/nvidia/version).
-#include "policy/settings_load.h"
+// default /proc/driver/nvidia/version; read by the caller: ReportEnvironment).
 #include "recorder/events.h"
 #include "report/sections/sections.h"
-#include "symbols/bounded_read.h"
 #include "symbols/driver_bridge.h"
 
 namespace cudashim::report {
@@ -18,9 +16,7 @@ void write_driver(JsonWriter& w, const ReportContext& c) {
   w.key("libcuda_loaded");
   if (libcuda.empty()) w.null(); else w.value(libcuda);
   w.member("cuda_version", c.libraries.driver_version);
-  std::optional<symbols::KernelModule> module;
-  if (auto text = symbols::read_regular(policy::process_settings().driver_version_file, symbols::kKernelVersionFileLimit))
-    module = symbols::parse_kernel_module_version(text.value());
+  const std::optional<symbols::KernelModule>& module = c.environment.kernel_module;
   w.key("kernel_module");
   if (module) w.value(module->version.text); else w.null();
   w.member("kernel_module_open", module.has_value() && module->open);

@@ -70,7 +70,7 @@ void write_site(JsonWriter& w, const policy::FindingSite& fs) {
 
 void write_findings(JsonWriter& w, const ReportContext& c) {
   auto a = w.array(json_lines(4));
-  for (const policy::FindingResult& f : policy::evaluate_findings()) {
+  for (const policy::FindingResult& f : c.findings) {
     const FindingInfo& row = finding_info(f.finding);
     auto o = w.object();
     w.member("id", row.name);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "policy/gpu_time_rules.h"
 #include "policy/sync_rules.h"
@@ -26,30 +25,14 @@ const char* mode_name(recorder::GpuSamplerState::Mode m) {
   }
 }
 
-// The findings whose calls drain the GPU's queue: the host waits for the GPU to finish,
-// then the GPU waits for the host's next work.
-bool drains_queue(FindingId f) {
-  switch (f) {
-    case FindingId::scalar_readback:
-    case FindingId::explicit_sync:
-    case FindingId::alloc_churn:
-    case FindingId::sync_copy:
-    case FindingId::async_pageable:
-    case FindingId::pinned_in_loop:
-    case FindingId::deprecated_api:
-    case FindingId::launch_blocking: return true;
-    default: return false;
-  }
-}
-
 policy::HostActivity host_activity(const ReportContext& c) {
   policy::HostActivity h;
   h.wall_ns = c.wall_ns;
   h.blocked_ns = ticks_to_ns(c.totals.blocked_outer_ns);
   for (size_t i = 0; i < kHookCount; ++i)
     if (hook_info(static_cast<HookId>(i)).family == Family::launch) h.launches += c.totals.calls[i];
-  for (const auto& f : policy::evaluate_findings()) {
-    if (!drains_queue(f.finding)) continue;
+  for (const auto& f : c.findings) {
+    if (finding_info(f.finding).trait != FindingTrait::DRAINS_QUEUE) continue;
     const std::string where = f.sites.empty() ? std::string("the process") : policy::describe_site(*f.sites.front().site);
     h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms", finding_info(f.finding).name, where, f.count,
                                      static_cast<double>(f.blocked_ns) / 1e6));
@@ -110,7 +93,8 @@ void write_window(JsonWriter& w, const policy::PreciseWindow& b, uint64_t start_
 
 // The precise mode (CUPTI activity records, shim/cupti_collector.cpp): its state, the clock
 // offset it measured, and each device's busy union.
-void write_precise(JsonWriter& w, const std::vector<policy::PreciseDeviceTime>& devices, uint64_t start_mono_ns) {
+void write_precise(JsonWriter& w, const std::vector<policy::PreciseDeviceTime>& devices, uint64_t start_mono_ns,
+                   const std::string& injection) {
   const recorder::PreciseState s = recorder::precise_state();
   auto o = w.object();
   w.member("mode", precise_mode_name(s.mode));
@@ -119,10 +103,9 @@ void write_precise(JsonWriter& w, const std::vector<policy::PreciseDeviceTime>& 
   w.member("library", s.library);
   w.member("found_by", s.found_by);
   w.member("tried", s.tried);
-  const char* injection = std::getenv("CUDA_INJECTION64_PATH");
   w.key("other_profiler");
   if (s.client[0] != '\0') w.value(s.client);
-  else if (injection != nullptr && *injection != '\0') w.value(injection);
+  else if (!injection.empty()) w.value(injection);
   else w.null();
   w.key("stood_aside_ns");
   if (s.stood_aside_ns) w.value(s.stood_aside_ns > start_mono_ns ? s.stood_aside_ns - start_mono_ns : 0); else w.null();
@@ -214,7 +197,7 @@ void write_gpu_time(JsonWriter& w, const ReportContext& c) {
   w.key("sampling");
   write_sampling(w);
   w.key("precise");
-  write_precise(w, precise, start);
+  write_precise(w, precise, start, c.environment.cuda_injection64_path);
   w.key("clock");
   write_clock(w, c);
   w.key("devices");

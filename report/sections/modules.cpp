@@ -3,7 +3,6 @@
 #include <strings.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,9 +15,7 @@ namespace {
 
 // Whether the driver loads kernels lazily: CUDA_MODULE_LOADING as the process has it
 // (lazy is the default since CUDA 12.2 on Linux).
-void write_lazy_loading(JsonWriter& w) {
-  const char* v = std::getenv("CUDA_MODULE_LOADING");
-  const std::string value = v && *v ? v : "";
+void write_lazy_loading(JsonWriter& w, const std::string& value) {
   auto o = w.object();
   w.member("on", strcasecmp(value.c_str(), "EAGER") != 0);
   w.member("CUDA_MODULE_LOADING", value);
@@ -26,7 +23,7 @@ void write_lazy_loading(JsonWriter& w) {
 
 }  // namespace
 
-void write_modules(JsonWriter& w, const ReportContext&) {
+void write_modules(JsonWriter& w, const ReportContext& c) {
   uint64_t dropped = 0;
   const std::vector<recorder::ModuleLoad> loads = recorder::module_loads(&dropped);
   const recorder::ModuleTotals t = recorder::module_totals();
@@ -50,7 +47,7 @@ void write_modules(JsonWriter& w, const ReportContext&) {
   w.member("failed", t.failed);
   w.member("not_kept", dropped);
   w.key("lazy_loading");
-  write_lazy_loading(w);
+  write_lazy_loading(w, c.environment.cuda_module_loading);
   w.key("triton");
   {
     auto tr = w.object();

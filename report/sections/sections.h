@@ -8,8 +8,10 @@
 #include "policy/framework_env.h"
 #include "policy/library_inventory.h"
 #include "policy/settings_load.h"
+#include "policy/sync_rules.h"
 #include "recorder/json_writer.h"
 #include "recorder/recorder.h"
+#include "report/report.h"
 
 namespace cudashim::report {
 
@@ -20,6 +22,8 @@ struct ReportContext {
   const std::vector<policy::AppliedEnv>* applied;
   const recorder::CounterTotals& totals;         // every thread slot, summed
   const policy::LibraryInventory& libraries;     // the library watch's last re-read
+  const std::vector<policy::FindingResult>& findings;  // the runtime rules, evaluated once for this report
+  const ReportEnvironment& environment;         // variables and the driver's version file, read by the caller
   uint64_t end_unix_ns;                          // CLOCK_REALTIME now
   uint64_t wall_ns;                              // monotonic time since start-up
 };
