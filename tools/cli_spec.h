@@ -88,7 +88,7 @@ inline constexpr CommandSpec kCommands[] = {
      "run a command with the shim preloaded and summarize every process",
      "Puts libcudashim.so first in LD_PRELOAD (the job's own entries stay), sets CUDASHIM_OUT, runs CMD, prints a "
      "summary of every process that made a CUDA call, and exits with CMD's own exit status (128+N when a signal N "
-     "ended it; 127 when it cannot start).\n"
+     "ended it; as a shell: 127 when CMD is not found, 126 when it is a folder or not executable).\n"
      "cudashim's options come before CMD: the first word that is not one of them is CMD, and every word after it is "
      "CMD's (`cudashim run python3 -c 'print(1)'`, `cudashim run ./app --help`). A `--` before CMD is allowed.",
      kRunOptions},
@@ -159,7 +159,7 @@ inline constexpr ExitStatus kExitStatuses[] = {
           "summarizes the rest), a value that does not parse (`doctor --sm`)"},
     {"4", "errors: `doctor` found errors (a library the loader cannot find, a driver too old for the framework, ...)"},
     {"78", "`policy check`: the policy is invalid (the status a process would stop with at its first CUDA call)"},
-    {"CMD's", "`run`: the job's own exit status (128+N when signal N ended it, 127 when it cannot start)"},
+    {"CMD's", "`run`: the job's own exit status (128+N when signal N ended it; 127 CMD not found, 126 CMD not executable)"},
 };
 
 // Returns the command named `name` ("run", "policy check"), or nullptr.

@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <limits>
+#include <vector>
 
 #include "recorder/utf8.h"
 
@@ -74,16 +75,59 @@ std::string member_path(const std::string& parent, std::string_view key) {
   return parent.empty() ? shown : parent + "." + shown;
 }
 
-// A parser callback that refuses containers below kMaxJsonDepth: once one is seen, every
-// value after it is discarded (the lexer still reads to the end, without recursion).
-struct DepthGuard {
-  bool* too_deep;
-  bool operator()(int depth, json::parse_event_t event, json&) const {
-    if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-        depth >= kMaxJsonDepth)
-      *too_deep = true;
-    return !*too_deep;
+// Builds the document from nlohmann's SAX events, refusing containers below kMaxJsonDepth:
+// at the first one the parse stops (sax_parse returns false), so nothing past it is read.
+//
+// Not json::parse with a callback: its builder (json_sax_dom_callback_parser, nlohmann 3.11)
+// scans the whole parent container at each object's end, looking for a value the callback
+// discarded, so a container of n objects costs n^2/2 visits. The 200,000-entry `api` object
+// of issue 37.6 had not been read after 15 minutes (the scan: nlohmann/json#5457).
+// Here each event is O(1) or one map insertion; nothing recurses.
+class BoundedDom {
+ public:
+  explicit BoundedDom(json& root) : root_(root) {}
+  bool too_deep() const { return too_deep_; }
+
+  bool null() { return put(nullptr), true; }
+  bool boolean(bool v) { return put(v), true; }
+  bool number_integer(json::number_integer_t v) { return put(v), true; }
+  bool number_unsigned(json::number_unsigned_t v) { return put(v), true; }
+  bool number_float(json::number_float_t v, const json::string_t&) { return put(v), true; }
+  bool string(json::string_t& v) { return put(std::move(v)), true; }
+  bool binary(json::binary_t& v) { return put(json::binary(std::move(v))), true; }  // never from JSON text
+  bool start_object(std::size_t) { return open(json::object()); }
+  bool key(json::string_t& k) { return member_ = &(*open_.back())[std::move(k)], true; }  // a repeated key: the last wins
+  bool end_object() { return open_.pop_back(), true; }
+  bool start_array(std::size_t) { return open(json::array()); }
+  bool end_array() { return open_.pop_back(), true; }
+  // Throws `ex` as its own type (parse_error carries the byte), as json::parse does.
+  template <typename Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& ex) {
+    throw ex;
   }
+
+ private:
+  // Stores `v` where the next value goes (the root, the end of the open array, or the
+  // member of the last key) and returns it. The pointers in open_ stay valid: only the
+  // innermost open container grows, and its own slot in its parent does not move meanwhile.
+  json* put(json&& v) {
+    if (open_.empty()) return &(root_ = std::move(v));
+    json& parent = *open_.back();
+    if (parent.is_array()) {
+      parent.get_ref<json::array_t&>().push_back(std::move(v));
+      return &parent.get_ref<json::array_t&>().back();
+    }
+    return &(*member_ = std::move(v));
+  }
+  bool open(json&& container) {
+    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth)) return too_deep_ = true, false;
+    open_.push_back(put(std::move(container)));
+    return true;
+  }
+  json& root_;
+  std::vector<json*> open_;  // the containers not closed yet, outermost first
+  json* member_ = nullptr;   // the object member the next value goes to
+  bool too_deep_ = false;
 };
 
 // What nlohmann says is wrong, without its prefix and the input it quotes:
@@ -103,28 +147,24 @@ std::string parse_reason(std::string_view what) {
 }  // namespace
 
 std::optional<json> parse_bounded(std::string_view text, std::string& why, bool* too_deep_out) {
-  bool too_deep = false;
   json doc;
+  BoundedDom dom(doc);
   try {
-    doc = json::parse(text.begin(), text.end(), DepthGuard{&too_deep}, /*allow_exceptions=*/true);
+    json::sax_parse(text.begin(), text.end(), &dom);
   } catch (const json::parse_error& e) {  // e.byte: 1-based; one past the end when the text stops early
-    if (!too_deep) {
-      if (text.empty())
-        why = "it is empty";
-      else if (e.byte > text.size())
-        why = fmt::format("it stops after {} bytes, in the middle of a value", text.size());
-      else
-        why = fmt::format("it goes wrong at byte {} of {} ({})", e.byte, text.size(), parse_reason(e.what()));
-      return std::nullopt;
-    }
+    if (text.empty())
+      why = "it is empty";
+    else if (e.byte > text.size())
+      why = fmt::format("it stops after {} bytes, in the middle of a value", text.size());
+    else
+      why = fmt::format("it goes wrong at byte {} of {} ({})", e.byte, text.size(), parse_reason(e.what()));
+    return std::nullopt;
   } catch (const json::exception& e) {  // a number too large for a double (1e999): out_of_range.406
-    if (!too_deep) {
-      why = fmt::format("it holds a number out of range ({})", parse_reason(e.what()));
-      return std::nullopt;
-    }
+    why = fmt::format("it holds a number out of range ({})", parse_reason(e.what()));
+    return std::nullopt;
   }
-  if (too_deep_out) *too_deep_out = too_deep;
-  if (too_deep) {
+  if (too_deep_out) *too_deep_out = dom.too_deep();
+  if (dom.too_deep()) {
     why = fmt::format("it is nested deeper than {} levels", kMaxJsonDepth);
     return std::nullopt;
   }

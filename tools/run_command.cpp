@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <string>
 
 #include "tools/rank_compare.h"
 #include "tools/report_reader.h"
@@ -35,6 +37,19 @@ std::string locate_shim() {
 }
 
 namespace {
+
+// Why execvp(name) failed with `err`, for the one line the child prints. The exit status
+// is a shell's (bash's shell_execve): 127 when nothing by that name was found (ENOENT), 126
+// when it was found and cannot be run (a folder, no execute permission, ENOTDIR, ...).
+std::string exec_failure(const std::string& name, int err) {
+  struct stat st;
+  if (name.find('/') != std::string::npos && stat(name.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) return "it is a folder, not a program";  // execve says EACCES
+    if (err == EACCES && S_ISREG(st.st_mode) && (st.st_mode & 0111) == 0)
+      return fmt::format("{} (the file is not executable: chmod +x {})", std::strerror(err), name);
+  }
+  return std::strerror(err);
+}
 
 // The job's process group (its first process's pid), for the forwarding handler.
 volatile sig_atomic_t g_job_group = 0;
@@ -212,8 +227,9 @@ int run_command(const RunOptions& opts) {
     for (const auto& a : opts.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execvp(argv[0], argv.data());
-    fmt::print(stderr, "cudashim run: cannot start '{}': {}\n", opts.command[0], std::strerror(errno));
-    _exit(127);
+    const int err = errno;
+    fmt::print(stderr, "cudashim run: cannot start '{}': {}\n", opts.command[0], exec_failure(opts.command[0], err));
+    _exit(err == ENOENT ? 127 : 126);
   }
   setpgid(child, child);  // also here: whichever of the two runs first
   g_job_group = child;
