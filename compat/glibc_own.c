@@ -16,14 +16,21 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 
 /* --- stat and friends (glibc 2.33). Before, <sys/stat.h> called these with the
- * structure version _STAT_VER, 1 on x86-64, where struct stat and struct stat64 are
- * the same. */
+ * structure version _STAT_VER: 1 on x86-64 (_STAT_VER_LINUX), 0 on AArch64 (the generic
+ * syscall ABI's _STAT_VER_KERNEL; glibc returns EINVAL for any other). On both, struct
+ * stat and struct stat64 are the same. */
+#if defined(__x86_64__)
 enum { kStatVer = 1 };
+#elif defined(__aarch64__)
+enum { kStatVer = 0 };
+#else
+#error "compat/glibc_own.c: _STAT_VER known for x86-64 and AArch64 only"
+#endif
 extern int __xstat64(int ver, const char* path, struct stat64* buf);
 extern int __lxstat64(int ver, const char* path, struct stat64* buf);
 extern int __fxstat64(int ver, int fd, struct stat64* buf);
 extern int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* buf, int flags);
-_Static_assert(sizeof(struct stat) == sizeof(struct stat64), "x86-64: one stat structure");
+_Static_assert(sizeof(struct stat) == sizeof(struct stat64), "one stat structure (x86-64, AArch64)");
 
 HIDDEN int __wrap_stat(const char* path, struct stat* buf) { return __xstat64(kStatVer, path, (struct stat64*)buf); }
 HIDDEN int __wrap_stat64(const char* path, struct stat64* buf) { return __xstat64(kStatVer, path, buf); }

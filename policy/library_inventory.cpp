@@ -172,7 +172,12 @@ std::vector<Finding> triton_live(const std::string& package, int sm, bool driver
   const char* ldp = std::getenv("LD_LIBRARY_PATH");
   const symbols::TritonInput in = symbols::read_triton_input(
       package, sm, [](const char* n) -> const char* { return std::getenv(n); }, cache ? &cache.value() : nullptr,
-      ldp ? ldp : "", {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib"},
+      ldp ? ldp : "",
+#if defined(__aarch64__)
+      {"/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib"},
+#else
+      {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib"},
+#endif
       driver_loaded);
   return symbols::triton_findings(in).findings;
 }

@@ -10,14 +10,18 @@ the CLI, tests off), strips their debug sections and packs:
                                                      finds ../lib/libcudashim.so itself
     cudashim-VERSION.dist-info/                      METADATA, WHEEL, RECORD, entry points
 
-Tagged py3-none-manylinux_2_28_x86_64: no Python extension, nothing newer than
-GLIBC_2.28 (compat/, checked by tests/hygiene/check_glibc.py and auditwheel). No
-dependency beyond the standard library: the build needs no network.
+Tagged py3-none-manylinux_2_28_x86_64, or py3-none-manylinux_2_28_aarch64 for the
+Grace build (the architecture is read from the packed library's ELF header): no Python
+extension, nothing newer than GLIBC_2.28 (compat/, checked by tests/hygiene/check_glibc.py
+and auditwheel). No dependency beyond the standard library: the build needs no network.
 
 Settings (environment or `--config-settings KEY=VALUE`):
     CUDASHIM_CUDA_INCLUDE   the folder holding cuda.h (default: /usr/local/cuda/include,
                             else the CUDA 13.0 wheel headers scripts/setup.sh installs)
-    CUDASHIM_WHEEL_BUILD    the CMake build folder (default: build-wheel)
+    CUDASHIM_WHEEL_BUILD    the CMake build folder (default: build-wheel, or
+                            build-wheel-aarch64 for the AArch64 target)
+    CUDASHIM_TARGET         x86_64 (default: the build machine's) or aarch64: cross-built
+                            with cmake/aarch64-linux-gnu.cmake (docs/aarch64.md)
 """
 import base64
 import hashlib
@@ -30,7 +34,9 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TAG = "py3-none-manylinux_2_28_x86_64"
+# The wheel's platform tag for each ELF e_machine the packer accepts.
+MACHINE_TAGS = {62: "py3-none-manylinux_2_28_x86_64", 183: "py3-none-manylinux_2_28_aarch64"}
+TOOLCHAINS = {"aarch64": "cmake/aarch64-linux-gnu.cmake"}
 SUMMARY = "See what a CUDA or PyTorch job does with the GPU, without editing the job (LD_PRELOAD shim and CLI)"
 # Files of the Python package, copied as they are.
 PY_FILES = ["__init__.py", "__main__.py"]
@@ -69,8 +75,28 @@ def _run(cmd):
     subprocess.run(cmd, check=True, stdout=sys.stderr)
 
 
+def _target(config_settings) -> str:
+    target = _setting(config_settings, "CUDASHIM_TARGET") or "x86_64"
+    if target != "x86_64" and target not in TOOLCHAINS:
+        raise RuntimeError(f"cudashim_build: CUDASHIM_TARGET={target!r}: one of x86_64, {', '.join(TOOLCHAINS)}")
+    return target
+
+
+def _machine_tag(lib: Path) -> str:
+    """The wheel tag of the library's architecture (ELF e_machine, little-endian ELF64)."""
+    head = lib.read_bytes()[:20]
+    if head[:4] != b"\x7fELF" or head[4] != 2 or head[5] != 1:
+        raise RuntimeError(f"cudashim_build: {lib} is not a little-endian 64-bit ELF file")
+    machine = int.from_bytes(head[18:20], "little")
+    if machine not in MACHINE_TAGS:
+        raise RuntimeError(f"cudashim_build: {lib}: ELF machine {machine} has no wheel tag here")
+    return MACHINE_TAGS[machine]
+
+
 def _build_native(config_settings) -> Path:
-    build = Path(_setting(config_settings, "CUDASHIM_WHEEL_BUILD", str(ROOT / "build-wheel")))
+    target = _target(config_settings)
+    default = "build-wheel" if target == "x86_64" else f"build-wheel-{target}"
+    build = Path(_setting(config_settings, "CUDASHIM_WHEEL_BUILD", str(ROOT / default)))
     if (build / "CMakeCache.txt").is_file() and _setting(config_settings, "CUDASHIM_WHEEL_BUILD"):
         # A tree someone configured (scripts/build_wheel.sh build): built, never reconfigured.
         _run(["cmake", "--build", str(build), "--target", "cudashim_preload", "cudashim_cli"])
@@ -80,7 +106,8 @@ def _build_native(config_settings) -> Path:
         if shutil.which("ccache") and os.environ.get("CCACHE_DIR") else []
     _run(["cmake", "-S", str(ROOT), "-B", str(build), *gen, "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
           f"-DCUDASHIM_CUDA_INCLUDE={_cuda_include(config_settings)}", "-DCUDASHIM_BUILD_TESTS=OFF",
-          "-DCUDASHIM_BUILD_EXAMPLES=OFF", "-DCUDASHIM_FUZZ=OFF", "-DCUDASHIM_GLIBC_COMPAT=ON", *launcher])
+          "-DCUDASHIM_BUILD_EXAMPLES=OFF", "-DCUDASHIM_FUZZ=OFF", "-DCUDASHIM_GLIBC_COMPAT=ON", *launcher,
+          *([f"-DCMAKE_TOOLCHAIN_FILE={ROOT / TOOLCHAINS[target]}"] if target in TOOLCHAINS else [])])
     _run(["cmake", "--build", str(build), "-j", str(os.cpu_count() or 2), "--target", "cudashim_preload", "cudashim_cli"])
     return build
 
@@ -112,10 +139,11 @@ class _Wheel:
         self.zip.close()
 
 
-def _stripped(path: Path) -> bytes:
-    """The file without its DWARF (symbols stay, for backtraces); the build tree keeps the full one."""
+def _stripped(path: Path, tag: str) -> bytes:
+    """The file without its DWARF (symbols stay, for backtraces); the build tree keeps the full one.
+    An AArch64 file needs the cross binutils' objcopy: the host's reads x86-64 only."""
     out = path.with_name(path.name + ".stripped")
-    objcopy = shutil.which("objcopy")
+    objcopy = shutil.which("aarch64-linux-gnu-objcopy" if tag.endswith("_aarch64") else "objcopy")
     if objcopy:
         subprocess.run([objcopy, "--strip-debug", str(path), str(out)], check=True)
         data = out.read_bytes()
@@ -139,11 +167,11 @@ def _metadata(version: str) -> str:
         "\n" + readme)
 
 
-def _wheel_file() -> str:
+def _wheel_file(tag: str) -> str:
     return ("Wheel-Version: 1.0\n"
             "Generator: cudashim_build (python/cudashim_build.py)\n"
             "Root-Is-Purelib: false\n"
-            f"Tag: {TAG}\n")
+            f"Tag: {tag}\n")
 
 
 ENTRY_POINTS = "[console_scripts]\ncudashim = cudashim.__main__:main\n"
@@ -159,7 +187,10 @@ def get_requires_for_build_wheel(config_settings=None):
 def pack(lib: Path, cli: Path, wheel_directory) -> str:
     """Writes the wheel of two built files into wheel_directory; returns its file name."""
     version = _version()
-    name = f"cudashim-{version}-{TAG}.whl"
+    tag = _machine_tag(lib)
+    if _machine_tag(cli) != tag:
+        raise RuntimeError(f"cudashim_build: {lib} and {cli} are built for different machines")
+    name = f"cudashim-{version}-{tag}.whl"
     dist_info = f"cudashim-{version}.dist-info"
     out = Path(wheel_directory) / name
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -168,10 +199,10 @@ def pack(lib: Path, cli: Path, wheel_directory) -> str:
     for f in PY_FILES:
         w.add(f"cudashim/{f}", (pkg / f).read_bytes())
     w.add("cudashim/_version.py", f'__version__ = "{version}"\n'.encode())
-    w.add("cudashim/lib/libcudashim.so", _stripped(lib))
-    w.add("cudashim/bin/cudashim", _stripped(cli), executable=True)
+    w.add("cudashim/lib/libcudashim.so", _stripped(lib, tag))
+    w.add("cudashim/bin/cudashim", _stripped(cli, tag), executable=True)
     w.add(f"{dist_info}/METADATA", _metadata(version).encode())
-    w.add(f"{dist_info}/WHEEL", _wheel_file().encode())
+    w.add(f"{dist_info}/WHEEL", _wheel_file(tag).encode())
     w.add(f"{dist_info}/entry_points.txt", ENTRY_POINTS.encode())
     w.close(f"{dist_info}/RECORD")
     print(f"cudashim_build: wrote {out}", file=sys.stderr)
@@ -184,7 +215,8 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     d = Path(metadata_directory) / f"cudashim-{version}.dist-info"
     d.mkdir(parents=True, exist_ok=True)
     (d / "METADATA").write_text(_metadata(version))
-    (d / "WHEEL").write_text(_wheel_file())
+    target = _target(config_settings)
+    (d / "WHEEL").write_text(_wheel_file(f"py3-none-manylinux_2_28_{target}"))
     (d / "entry_points.txt").write_text(ENTRY_POINTS)
     return d.name
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# setup.sh [--tests]: install what cudashim needs, pinned. Idempotent: a second run
+# setup.sh [--tests] [--aarch64]: install what cudashim needs, pinned. Idempotent: a second run
 # changes nothing and takes seconds. On a fresh Debian 12 (Ubuntu 22.04/24.04: the same
 # package names, not tried here), with root or sudo for apt-get.
 #   setup.sh          what building the wheel needs (scripts/quickstart.sh):
@@ -15,18 +15,30 @@
 #                     filesystem of tests/oldglibc (scripts/old_userland.sh, cached), and
 #                     CPython 3.9 to 3.14 for preload.python.call_sites.*
 #                     (scripts/pythons.sh install: Debian's 3.9, 3.11, 3.13 and 3.14,
-#                     about 60 MB, cached, no root needed; 3.10, 3.12 must be on the machine)
+#                     about 60 MB, cached, no root needed; 3.10, 3.12 must be on the machine);
+#                     and everything of --aarch64 with what its tests need (below)
+#   setup.sh --aarch64  the AArch64 build (scripts/build_wheel.sh --all, docs/aarch64.md):
+#                     Debian's cross toolchain (g++-aarch64-linux-gnu) and the arm64 -dev
+#                     packages the build links (dpkg --add-architecture arm64 first). With
+#                     --tests also: qemu-user, the arm64 root filesystem of tests/aarch64
+#                     (scripts/arm64_userland.sh, cached, about 12 MB) and NVIDIA's arm64
+#                     CUDA 12.9 runtime wheel in .deps/cu129-aarch64 (3.5 MB)
 # Everything downloaded lands in .deps/ (git-ignored) or the cache of old_userland.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DEPS=$ROOT/.deps
 TESTS=0
-case "${1:-}" in
-  --tests) TESTS=1 ;;
-  "") ;;
-  *) echo "setup: unknown argument '$1'; usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
-esac
+AARCH64=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) TESTS=1; AARCH64=1 ;;
+    --aarch64) AARCH64=1 ;;
+    *) echo "setup: unknown argument '$arg'; usage: scripts/setup.sh [--tests] [--aarch64]" >&2; exit 2 ;;
+  esac
+done
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
 
 APT_PACKAGES=(
   build-essential cmake ninja-build python3 python3-pip python3-venv unzip
@@ -45,29 +57,51 @@ if ((TESTS)); then
   )
 fi
 
+# The AArch64 build: the cross compiler and binutils, and the arm64 builds of the libraries
+# linked statically into the shipped binaries (as the x86-64 list above) plus the
+# header-only ones whose CMake packages are per-architecture. catch2 and nlohmann-json's
+# host packages serve both (header-only, architecture-independent CMake files).
+if ((AARCH64)); then
+  APT_PACKAGES+=(
+    g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
+    libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64 libdw-dev:arm64 liblzma-dev:arm64 libbz2-dev:arm64
+    libfmt-dev:arm64 libtomlplusplus-dev:arm64
+  )
+  ((TESTS)) && APT_PACKAGES+=(qemu-user)   # tests/aarch64: qemu-aarch64, called explicitly (no binfmt_misc needed)
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    echo "setup: adding the arm64 architecture to dpkg (for the :arm64 -dev packages)"
+    $SUDO dpkg --add-architecture arm64
+    ADDED_ARCH=1
+  fi
+fi
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]})); then
+if ((${#missing[@]})) || [ -n "${ADDED_ARCH:-}" ]; then
   echo "setup: installing Debian packages: ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO=sudo
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  ((${#missing[@]})) && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 PY=${PYTHON:-python3}
 # fetch_wheel NAME==VERSION PREFIX: the wheel from PyPI, unpacked into .deps/PREFIX (once).
+# fetch_wheel NAME==VERSION PREFIX [aarch64]: the same for the arm64 wheel (manylinux_2_17_aarch64).
 fetch_wheel() {
-  local w=$1 prefix=$2 name ver stamp whl
+  local w=$1 prefix=$2 arch=${3:-} name ver stamp whl platform=()
   name=${w%%==*}; ver=${w##*==}
   stamp="$DEPS/$prefix/.${name}-${ver}.done"
   [ -f "$stamp" ] && return 0
-  echo "setup: fetching $w from PyPI (into .deps/$prefix)"
+  echo "setup: fetching $w${arch:+ ($arch)} from PyPI (into .deps/$prefix)"
   mkdir -p "$DEPS/wheels" "$DEPS/$prefix"
-  "$PY" -m pip download --quiet --no-deps --only-binary=:all: --dest "$DEPS/wheels" "$w"
-  whl=$(ls "$DEPS"/wheels/"${name//-/_}"-"$ver"-*.whl | head -n 1)
+  [ "$arch" = aarch64 ] && platform=(--platform manylinux_2_17_aarch64 --platform manylinux2014_aarch64)
+  "$PY" -m pip download --quiet --no-deps --only-binary=:all: "${platform[@]}" --dest "$DEPS/wheels" "$w"
+  if [ -n "$arch" ]; then
+    whl=$(ls "$DEPS"/wheels/"${name//-/_}"-"$ver"-*"$arch"*.whl | head -n 1)
+  else  # the host's: never the arm64 wheel of the same version beside it
+    whl=$(ls "$DEPS"/wheels/"${name//-/_}"-"$ver"-*.whl | grep -v aarch64 | head -n 1)
+  fi
   unzip -q -o "$whl" -d "$DEPS/$prefix"
   touch "$stamp"
 }
@@ -109,6 +143,10 @@ if ((TESTS)); then
   # CPython 3.9 to 3.14 (cached outside the tree). A version left without one fails its
   # preload.python.call_sites.X.Y test with the reason; setup goes on.
   ./scripts/pythons.sh install || echo "setup: some CPython versions are missing (above): their preload.python.call_sites tests will fail" >&2
+  # The AArch64 subset (tests/aarch64): the arm64 root filesystem qemu runs the programs in,
+  # and NVIDIA's arm64 libcudart for the wheel's run (cached; no root needed for either).
+  ./scripts/arm64_userland.sh >/dev/null
+  fetch_wheel "nvidia-cuda-runtime-cu12==12.9.79" cu129-aarch64 aarch64
   # The Debian 11 root filesystem (built once, cached outside the tree).
   if [ "$(id -u)" -eq 0 ]; then
     ./scripts/old_userland.sh bullseye >/dev/null

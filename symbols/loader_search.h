@@ -38,12 +38,22 @@ const char* reason_name(SearchReason reason);
 struct SearchEnv {
   std::string ld_library_path;            // raw value ("" = unset); an empty element means "."
   std::optional<LdCache> cache;           // nullopt = no /etc/ld.so.cache
+  // The defaults are the build architecture's loader's (Debian multiarch): the doctor
+  // checks the machine it runs on.
+#if defined(__aarch64__)
+  std::vector<std::string> default_dirs = {"/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib",
+                                           "/usr/lib", "/lib64", "/usr/lib64"};
+  std::string lib_token = "lib/aarch64-linux-gnu";  // what $LIB expands to (Debian multiarch)
+  std::string platform = "aarch64";                 // what $PLATFORM expands to
+  std::vector<std::string> hwcaps_subdirs = {};     // glibc 2.36 defines no AArch64 hwcaps levels
+#else
   std::vector<std::string> default_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib",
                                            "/usr/lib", "/lib64", "/usr/lib64"};
   std::string lib_token = "lib/x86_64-linux-gnu";  // what $LIB expands to (Debian multiarch)
   std::string platform = "x86_64";                 // what $PLATFORM expands to
   std::vector<std::string> hwcaps_subdirs = {"glibc-hwcaps/x86-64-v4", "glibc-hwcaps/x86-64-v3",
                                              "glibc-hwcaps/x86-64-v2"};
+#endif
   std::string main_program_dir;  // for $ORIGIN in LD_LIBRARY_PATH; "" = the root's folder
 };
 

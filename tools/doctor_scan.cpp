@@ -720,7 +720,11 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   ElfFacts anyone;
   anyone.path = fs::current_path().string() + "/a.out";
   anyone.elf_class = 64;
+#if defined(__aarch64__)
+  anyone.machine = EM_AARCH64;
+#else
   anyone.machine = EM_X86_64;
+#endif
   const Resolution driver = find_library("libcuda.so.1", anyone, {}, env);
   for (const auto& r : {driver, find_library("libcuda.so", anyone, {}, env)}) {
     if (!r.found() || !in_stubs_folder(r.path)) continue;

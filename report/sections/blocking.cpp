@@ -9,7 +9,7 @@ void write_blocking(JsonWriter& w, const ReportContext& c) {
   auto o = w.object();
   w.member("blocked_ns", ticks_to_ns(c.totals.blocked_outer_ns));
   w.member("wall_ns", c.wall_ns);
-  w.member("clock", g_clock_uses_tsc ? "tsc" : "monotonic");
+  w.member("clock", clock_name());
 }
 
 }  // namespace cudashim::report

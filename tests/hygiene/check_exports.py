@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
-"""check_exports.py LIB CLI: libcudashim.so exports exactly its hooks + dl* + cudashim_* API.
+"""check_exports.py [--nm TOOL] LIB CLI: libcudashim.so exports exactly its hooks + dl* + cudashim_* API.
 
 The allowlist is generated, not written: `cudashim hooks --names` prints the rows of
 catalog/hooks.def. Anything else exported (a libstdc++ symbol, a helper that lost
 its hidden visibility) or any hook not exported fails the test, naming the symbols.
+--nm: the nm that reads LIB (the AArch64 tree passes aarch64-linux-gnu-nm, and CLI is
+its qemu wrapper, tests/aarch64/qemu_exec.c).
 """
 import subprocess
 import sys
 
-lib, cli = sys.argv[1], sys.argv[2]
-out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
+args = sys.argv[1:]
+nm = "nm"
+if args[:1] == ["--nm"]:
+    nm, args = args[1], args[2:]
+lib, cli = args[0], args[1]
+out = subprocess.run([nm, "-D", "--defined-only", lib], check=True, capture_output=True, text=True).stdout
 exported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
 hooks = set(subprocess.run([cli, "hooks", "--names"], check=True, capture_output=True, text=True).stdout.split())
 allowed = hooks | {"dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym", "_exit", "_Exit", "kill"} | {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_glibc.py FILE...: each shipped binary loads on glibc 2.28 (RHEL 8) and newer.
+"""check_glibc.py [--objdump TOOL] FILE...: each shipped binary loads on glibc 2.28 (RHEL 8) and newer.
 
 For each file, lists the versioned symbols it needs from the system (glibc's
 GLIBC_x.y, libstdc++'s GLIBCXX_/CXXABI_, libgcc's GCC_) and prints the highest glibc
@@ -7,6 +7,8 @@ version with the symbols that need it. Fails when a file needs a glibc newer tha
 or any libstdc++/libgcc version at all (both are linked statically: a cluster's
 libstdc++ is often older than the build machine's). A static executable needs nothing.
 When it fails, compat/glibc_2_28.def is where the symbol goes.
+--objdump: the objdump that reads the files (the AArch64 tree passes
+aarch64-linux-gnu-objdump: the host's reads x86-64 only); default `objdump`.
 """
 import re
 import subprocess
@@ -19,9 +21,12 @@ def version_tuple(v):
     return tuple(int(x) for x in v.split("."))
 
 
+OBJDUMP = "objdump"
+
+
 def needs(path):
     """{version string: [symbols]} of the file's undefined versioned symbols."""
-    out = subprocess.run(["objdump", "-T", path], capture_output=True, text=True)
+    out = subprocess.run([OBJDUMP, "-T", path], capture_output=True, text=True)
     if out.returncode != 0:
         if "not a dynamic object" in out.stderr or "no symbols" in out.stderr:
             return {}
@@ -35,6 +40,9 @@ def needs(path):
 
 
 def main(files):
+    global OBJDUMP
+    if files[:1] == ["--objdump"]:
+        OBJDUMP, files = files[1], files[2:]
     errors = []
     for f in files:
         n = needs(f)
