@@ -184,7 +184,6 @@ void after_fork_child() {
   // Forked while another thread was handling the first CUDA use: that thread is not here.
   if (g_first_use_pending.load(std::memory_order_relaxed)) g_first_use_taken.store(false, std::memory_order_relaxed);
   recorder::reset_all();
-  recorder::release_slot_after_fork();  // this thread's next hooked call claims a slot, and so starts the child's stream
   recorder::sites_reset();
   g_flags.drained_site = nullptr;  // a drain of the parent's, at a site of the table just emptied
   recorder::library_log_reset();
