@@ -112,8 +112,16 @@ int close_stdio(const char* dir) {
   for (int fd = 0; fd < 1024; ++fd) close(fd);
   for (int i = 0; i < 3; ++i) {
     const std::string path = std::string(dir) + "/data" + std::to_string(i);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd != i) _exit(10 + i);  // the numbers a daemon gets: 0, 1, 2
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // The numbers a daemon gets: 0, 1, 2. The shim's flush thread may reopen its stream in
+    // between and take a low number (by design: recorder/event_stream.cpp); the job's file
+    // is put on its number all the same.
+    if (fd >= 0 && fd != i) {
+      if (dup2(fd, i) != i) _exit(10 + i);
+      close(fd);
+      fd = i;
+    }
+    if (fd != i) _exit(10 + i);
     const std::string line = "job data " + std::to_string(i) + "\n";
     (void)!write(fd, line.data(), line.size());
   }
