@@ -45,14 +45,13 @@ void configure_admission(const Settings& s, DeviceQueries q) {
   g_pool_max_cached = s.pool_max_cached;
   g_pool_max_block = s.pool_max_block;
   g_pool_on.store(s.pool, std::memory_order_relaxed);
-  static bool fork_handler = [] {
-    // A forked child (a DataLoader worker) cannot use its parent's CUDA context and may
-    // inherit a pool lock held by another thread (fork(2): only the calling thread is copied;
-    // pthread_atfork(3)): it runs without the pool.
+  // A forked child (a DataLoader worker) cannot use its parent's CUDA context and may
+  // inherit a pool lock held by another thread (fork(2): only the calling thread is copied;
+  // pthread_atfork(3)): it runs without the pool. Registered once, by a flag rather than a
+  // guarded static (hygiene.guards: a guard in progress at fork() would block the child).
+  static std::atomic<bool> fork_handler{false};
+  if (!fork_handler.exchange(true, std::memory_order_acq_rel))
     pthread_atfork(nullptr, nullptr, [] { g_pool_on.store(false, std::memory_order_relaxed); });
-    return true;
-  }();
-  (void)fork_handler;
   recorder::oom_configure({cap_of, q.free_bytes});
   for (int d = 0; d < kMaxDevices; ++d) {
     g_cap_bytes[d] = g_cap.bytes;

@@ -13,6 +13,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -605,11 +606,21 @@ std::string settings_markdown() {
 
 namespace {
 Settings* g_process = nullptr;  // never destroyed: the exit path reads it
+// The defaults when none were installed, made by the first reader. Not a function-local
+// `static const Settings* d = new Settings`: a forked child of a process whose other thread
+// was inside that initialization at fork() inherited its guard "in progress" and waited for it
+// forever at exit (preload.fork.threads hung in CI; hygiene.guards keeps such statics out).
+std::atomic<const Settings*> g_defaults{nullptr};
 }  // namespace
 
 const Settings& process_settings() {
-  static const Settings* const defaults = new Settings;
-  return g_process ? *g_process : *defaults;
+  if (g_process != nullptr) return *g_process;
+  const Settings* d = g_defaults.load(std::memory_order_acquire);
+  if (d != nullptr) return *d;
+  auto* fresh = new Settings;
+  if (g_defaults.compare_exchange_strong(d, fresh, std::memory_order_acq_rel)) return *fresh;
+  delete fresh;  // another thread's came first
+  return *d;
 }
 
 void install_process_settings(const Settings& s) {

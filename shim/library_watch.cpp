@@ -32,8 +32,21 @@ int current_sm() {
   static std::atomic<int> cache[kMaxDevices];
   using CtxGetDevice = CUresult (*)(CUdevice*);
   using GetAttribute = CUresult (*)(int*, CUdevice_attribute, CUdevice);
-  static auto ctx_get_device = reinterpret_cast<CtxGetDevice>(driver_function("cuCtxGetDevice"));
-  static auto get_attribute = reinterpret_cast<GetAttribute>(driver_function("cuDeviceGetAttribute"));
+  // Constant-initialized atomics, not `static auto f = driver_function(...)`: a guarded static
+  // being initialized by another thread at fork() stays "in progress" in the child, whose
+  // next call would wait for it forever (hygiene.guards).
+  static std::atomic<CtxGetDevice> ctx_get_device_fn{nullptr};
+  static std::atomic<GetAttribute> get_attribute_fn{nullptr};
+  auto ctx_get_device = ctx_get_device_fn.load(std::memory_order_relaxed);
+  if (ctx_get_device == nullptr) {
+    ctx_get_device = reinterpret_cast<CtxGetDevice>(driver_function("cuCtxGetDevice"));
+    ctx_get_device_fn.store(ctx_get_device, std::memory_order_relaxed);
+  }
+  auto get_attribute = get_attribute_fn.load(std::memory_order_relaxed);
+  if (get_attribute == nullptr) {
+    get_attribute = reinterpret_cast<GetAttribute>(driver_function("cuDeviceGetAttribute"));
+    get_attribute_fn.store(get_attribute, std::memory_order_relaxed);
+  }
   if (ctx_get_device == nullptr || get_attribute == nullptr) return 0;
   CUdevice d = 0;
   if (ctx_get_device(&d) != CUDA_SUCCESS || d < 0 || d >= kMaxDevices) return 0;
