@@ -25,6 +25,7 @@
 #include "recorder/library_json.h"
 #include "recorder/recorder.h"
 #include "recorder/thread_slots.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::recorder {
 namespace {
@@ -324,7 +325,10 @@ void stream_ensure_started() {
   });
   // The first CUDA use: the flight record's unwinder does its one-time set-up here, never
   // in a crash handler (recorder/backtrace.h).
-  backtrace_prepare();
+  {
+    symbols::LoaderCall gate;  // its unwinder walks the loaded objects (symbols/walk_objects.h)
+    backtrace_prepare();
+  }
   // The flush thread takes no signal: they belong to the application's threads. Its stack of
   // 1 MiB: it also re-reads the library inventory.
   if (start_own_thread(flush_loop, "cudashim-flush", 1024 * 1024)) g_wake_pid.store(getpid());

@@ -32,6 +32,8 @@ void claim_slot(ThreadState& ts) {
   stream_ensure_started();  // the first hooked call of the process starts its event stream
 }
 
+void release_slot_after_fork() { g_tls.slot = nullptr; }
+
 ThreadSlot* slot_table() { return g_slots; }
 uint32_t slots_in_use() {
   const uint32_t used = g_next_slot.load(std::memory_order_acquire);

@@ -76,6 +76,12 @@ extern __thread ThreadState g_tls __attribute__((tls_model("initial-exec")));
 // Claims a slot for the calling thread. Slow path of thread_state().
 void claim_slot(ThreadState& ts);
 
+// In a forked child, on the thread that forked: forgets the parent's slot, so that this
+// thread's next hooked call claims a fresh one with its own tid and starts the child's event
+// stream and flush thread (claim_slot). Without it a child forked by a thread that had
+// already called CUDA had no flush thread, and its _exit wrote no report (issue 37.3).
+void release_slot_after_fork();
+
 // Returns this thread's state, claiming a slot on first use. Never allocates.
 inline ThreadState& thread_state() {
   ThreadState& ts = g_tls;

@@ -19,6 +19,7 @@
 #include "shim/library_watch.h"
 #include "shim/real_dl.h"
 #include "shim/thread_flags.h"
+#include "symbols/walk_objects.h"
 
 extern char** environ;
 
@@ -181,7 +182,10 @@ void start_locked() {
   }
   copy_text(g_state.library, sizeof g_state.library, where.path);
   g_state.found_by = where.found_by;
-  g_handle = real_dl().dlopen(where.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  {
+    symbols::LoaderCall gate;  // serialized with fork (symbols/walk_objects.h)
+    g_handle = real_dl().dlopen(where.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
   if (g_handle == nullptr) return set_mode_locked(PreciseState::kUnavailable, "libcupti could not be loaded");
   if (!bind(g_api.register_callbacks, "cuptiActivityRegisterCallbacks") || !bind(g_api.enable, "cuptiActivityEnable") ||
       !bind(g_api.disable, "cuptiActivityDisable") || !bind(g_api.flush_all, "cuptiActivityFlushAll") ||

@@ -14,6 +14,7 @@
 #include "shim/real_dl.h"
 #include "shim/thread_flags.h"
 #include "symbols/nvml_api.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
 namespace {
@@ -64,7 +65,13 @@ bool start() {
   g_ndevices = g_mapped = g_map_tries = 0;
   g_events = nullptr;
   if (!g_enabled) return publish(GpuSamplerState::kOff, "CUDASHIM_GPU_SAMPLING=0"), false;
-  void* h = real_dl().dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  void* h = nullptr;
+  {
+    // Serialized with fork: a child forked while this maps NVML would abort at its own first
+    // dlopen (symbols/walk_objects.h).
+    symbols::LoaderCall gate;
+    h = real_dl().dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  }
   if (h == nullptr) return publish(GpuSamplerState::kNoNvml, "libnvidia-ml.so.1 could not be loaded"), false;
   if (symbols::nvml_bind(g_api, lookup, h) != nullptr)
     return publish(GpuSamplerState::kNoNvml, "libnvidia-ml.so.1 lacks nvmlInit_v2, nvmlDeviceGetCount_v2, "

@@ -161,17 +161,17 @@ void setup_process() {
   *g_applied = applied;
 }
 
-// fork() waits until a walk of the loaded objects by one of our threads has ended
-// (symbols/walk_objects.h: glibc does not reset that lock in the child).
-// Bounded: 100 ms at most, then the fork goes on anyway. Waiting without bound could
+// fork() waits until our threads' calls into the loader (walks, dlopen, dlclose) have ended
+// (symbols/walk_objects.h: glibc resets neither the walk's lock nor r_debug's state in the
+// child). Bounded: 100 ms at most, then the fork goes on anyway. Waiting without bound could
 // deadlock against an allocator's own fork handler (jemalloc, tcmalloc lock their arenas
 // in theirs) while our walk allocates.
 thread_local bool t_fork_locked = false;
 void before_fork() {
-  for (int i = 0; i < 100 && !(t_fork_locked = symbols::walk_mutex().try_lock()); ++i) usleep(1000);
+  for (int i = 0; i < 100 && !(t_fork_locked = pthread_rwlock_trywrlock(symbols::loader_gate()) == 0); ++i) usleep(1000);
 }
 void after_fork_parent() {
-  if (t_fork_locked) symbols::walk_mutex().unlock();
+  if (t_fork_locked) pthread_rwlock_unlock(symbols::loader_gate());
   t_fork_locked = false;
 }
 
@@ -179,11 +179,14 @@ void after_fork_parent() {
 // identity; nothing it inherits is a held lock or a finished set-up (fork(2),
 // pthread_atfork(3)).
 void after_fork_child() {
-  if (t_fork_locked) symbols::walk_mutex().unlock();  // taken by before_fork() in this very thread
+  // A fresh gate: taken by before_fork() in this very thread, or (after its 100 ms) still read
+  // by parent threads that do not exist here.
+  *symbols::loader_gate() = PTHREAD_RWLOCK_INITIALIZER;
   t_fork_locked = false;
   // Forked while another thread was handling the first CUDA use: that thread is not here.
   if (g_first_use_pending.load(std::memory_order_relaxed)) g_first_use_taken.store(false, std::memory_order_relaxed);
   recorder::reset_all();
+  recorder::release_slot_after_fork();  // this thread's next hooked call claims a slot, and so starts the child's stream
   recorder::sites_reset();
   g_flags.drained_site = nullptr;  // a drain of the parent's, at a site of the table just emptied
   recorder::library_log_reset();

@@ -14,6 +14,7 @@
 #include "shim/cuda_abi.h"
 #include "shim/real_dl.h"
 #include "shim/resolve.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
 namespace {
@@ -46,7 +47,12 @@ void* real_nvml(int i) {
   void* p = real_dl().dlsym(RTLD_NEXT, kNvmlHooks[i]);
   if (p == nullptr || is_ours(p)) {
     p = nullptr;
-    if (void* h = real_dl().dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_NOLOAD)) {
+    void* h = nullptr;
+    {
+      symbols::LoaderCall gate;  // serialized with fork (symbols/walk_objects.h)
+      h = real_dl().dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    }
+    if (h != nullptr) {
       p = real_dl().dlsym(h, kNvmlHooks[i]);
       if (is_ours(p)) p = nullptr;
     }
@@ -60,7 +66,11 @@ void* real_nvml(int i) {
 int cuda_ordinal(void* nvml_device, void* real_mem_fn) {
   Dl_info info;
   if (dladdr(real_mem_fn, &info) == 0 || info.dli_fname == nullptr) return -1;
-  void* h = real_dl().dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  void* h = nullptr;
+  {
+    symbols::LoaderCall gate;
+    h = real_dl().dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+  }
   auto pci = h ? reinterpret_cast<PciFn>(real_dl().dlsym(h, "nvmlDeviceGetPciInfo_v3")) : nullptr;
   NvmlPciInfo p{};
   if (pci == nullptr || pci(nvml_device, &p) != 0) return -1;

@@ -15,6 +15,7 @@
 #include "shim/thread_flags.h"
 #include "shim/log.h"
 #include "shim/real_dl.h"
+#include "symbols/walk_objects.h"
 
 namespace cudashim::shim {
 
@@ -32,6 +33,7 @@ void pin_object_of(void* addr) {
   if (dladdr1(addr, &info, reinterpret_cast<void**>(&lm), RTLD_DL_LINKMAP) == 0 || lm == nullptr) return;
   if (g_pinned_last.load(std::memory_order_relaxed) == lm) return;
   if (lm->l_name != nullptr && lm->l_name[0] != '\0') {
+    symbols::LoaderCall gate;  // serialized with fork (symbols/walk_objects.h)
     void* h = real_dl().dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
     (void)h;  // a reference we keep on purpose
   }
@@ -46,6 +48,7 @@ constexpr const char* kRuntimeSonames[] = {"libcudart.so.13", "libcudart.so.12",
 void* lookup_loaded(const char* const* sonames, size_t n, const char* name) {
   const RealDl& dl = real_dl();
   for (size_t i = 0; i < n; ++i) {
+    symbols::LoaderCall gate;  // serialized with fork (symbols/walk_objects.h)
     void* h = dl.dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
     if (h == nullptr) continue;
     void* p = dl.dlsym(h, name);

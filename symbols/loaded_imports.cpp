@@ -122,7 +122,7 @@ std::vector<MissingImport> missing_versioned_imports(const std::vector<LoadedLib
     for (auto& [f, hh] : providers)
       if (f == im.file) seen = true, h = hh;
     if (!seen) {
-      h = dlopen(im.file.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+      h = open_loaded(im.file.c_str(), RTLD_LAZY);
       providers.emplace_back(im.file, h);
     }
     if (h == nullptr || dlvsym(h, im.symbol.c_str(), im.version.c_str()) != nullptr) continue;  // not loaded, or fine
@@ -133,7 +133,7 @@ std::vector<MissingImport> missing_versioned_imports(const std::vector<LoadedLib
     if (out.size() >= 64) break;
   }
   for (auto& [f, h] : providers)
-    if (h != nullptr) dlclose(h);  // NOLOAD took a reference
+    if (h != nullptr) close_loaded(h);  // NOLOAD took a reference
   return out;
 }
 

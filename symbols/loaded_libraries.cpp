@@ -29,7 +29,7 @@ namespace {
 // cuDNN. Why is not known; calling into a library the program has not used yet is not
 // ours to do. Its version comes from the file name.
 std::string api_version(const std::string& path, const std::string& family, std::string& source) {
-  void* h = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+  void* h = open_loaded(path.c_str(), RTLD_LAZY);
   if (h == nullptr) return "";
   std::string v;
   auto sym = [&](const char* name) { return dlsym(h, name); };
@@ -62,7 +62,7 @@ std::string api_version(const std::string& path, const std::string& family, std:
       if (f(&a, &b) == 0) v = std::to_string(a) + "." + std::to_string(b), source = "nvJitLinkVersion";
     }
   }
-  dlclose(h);  // NOLOAD took a reference: give it back
+  close_loaded(h);  // NOLOAD took a reference: give it back
   return v;
 }
 

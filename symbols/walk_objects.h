@@ -1,31 +1,58 @@
-// walk_objects.h: dl_iterate_phdr for cudashim's own walks of the loaded objects,
-// serialized with fork().
+// walk_objects.h: cudashim's own calls into the dynamic loader, serialized with fork().
 //
-// glibc's fork() resets the loader's main lock in the child, but not the lock that
-// dl_iterate_phdr holds while it runs (dl_load_write_lock; glibc 2.36 posix/fork.c).
-// A child forked while one of cudashim's threads walks the loaded objects (the event
-// stream's thread does every second, to see libraries come and go) would hang at its
-// first dl_iterate_phdr: the report it writes at exit walks them too. The shim takes
-// walk_mutex() in a pthread_atfork prepare handler (shim/init.cpp), so a fork waits
-// until a walk of ours has ended, and releases it in the parent and the child.
+// glibc's fork() resets the loader's main lock in the child, but neither the lock that
+// dl_iterate_phdr holds while it runs (dl_load_write_lock; glibc 2.36 posix/fork.c) nor the
+// debugger's view of the link map (r_debug.r_state, RT_ADD while a dlopen maps an object).
+// A child forked while one of cudashim's threads was inside such a call inherits that state
+// from a thread it does not have: its first dl_iterate_phdr waits forever, and its first
+// dlopen aborts ("Inconsistency detected by ld.so: dl-open.c: dl_open_worker_begin:
+// Assertion `r_state == RT_CONSISTENT'"): every os.fork child of a Python job whose parent had
+// just made its first CUDA call died so (the GPU sampler's thread loading NVML at that moment).
+// So each of our loader calls (the walks, dlopen and dlclose, the unwinder's first use) holds
+// loader_gate() for reading, and the shim's pthread_atfork prepare handler (shim/init.cpp)
+// takes it for writing: a fork waits until our loader calls have ended. Readers may nest (a
+// library's constructor run by our dlopen may reach another of ours): glibc's default rwlock
+// prefers readers, so a nested read never waits for the fork's pending write.
 #pragma once
+#include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 
 namespace cudashim::symbols {
 
-inline std::mutex& walk_mutex() {
-  static constinit std::mutex m;
-  return m;
+// Constant-initialized: no guard (tests/hygiene/check_guards.py).
+inline pthread_rwlock_t* loader_gate() {
+  static pthread_rwlock_t gate = PTHREAD_RWLOCK_INITIALIZER;
+  return &gate;
 }
 
-// dl_iterate_phdr(callback, data) under walk_mutex(). The callback must not fork or walk again.
+// Holds loader_gate() for reading over one of cudashim's own loader calls. Never in a signal handler.
+class LoaderCall {
+ public:
+  LoaderCall() { pthread_rwlock_rdlock(loader_gate()); }
+  ~LoaderCall() { pthread_rwlock_unlock(loader_gate()); }
+  LoaderCall(const LoaderCall&) = delete;
+  LoaderCall& operator=(const LoaderCall&) = delete;
+};
+
+// dl_iterate_phdr(callback, data) inside a LoaderCall. The callback must not fork.
 inline int walk_objects(int (*callback)(dl_phdr_info*, size_t, void*), void* data) {
-  std::lock_guard<std::mutex> lock(walk_mutex());
+  LoaderCall gate;
   return dl_iterate_phdr(callback, data);
+}
+
+// dlopen(file, mode | RTLD_NOLOAD) and its dlclose, inside a LoaderCall: the handle of a loaded
+// object, or nullptr. Give a non-null handle back with close_loaded().
+inline void* open_loaded(const char* file, int mode) {
+  LoaderCall gate;
+  return dlopen(file, mode | RTLD_NOLOAD);
+}
+inline int close_loaded(void* handle) {
+  LoaderCall gate;
+  return dlclose(handle);
 }
 
 // The path of every loaded object that has one (not the main program, not the vDSO), in load order.

@@ -152,14 +152,20 @@ for k in range(3):
     pids.append(pid)
 print(",".join(f"{pid}:{os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}" for pid in pids))
 """
-    with tempfile.TemporaryDirectory() as out:
-        p = run([sys.executable, "-c", job], out)
-        kids = [tuple(map(int, c.split(":"))) for c in p.stdout.strip().split(",")] if p.returncode == 0 else []
-        reps = reports(out)
-        got = sorted(calls(reps[pid], "cuInit") for pid, _ in kids if pid in reps)
-        print(f"Python parent: exit {p.returncode}, children {kids}; {len(reps)} reports; child cuInit calls {got}")
-        if len(reps) != 4 or got != [3, 4, 5] or [c for _, c in kids] != [0, 1, 2]:
-            errors.append(f"Python parent: {len(reps)} reports of 4, children {kids}, cuInit calls {got}: {p.stderr[-600:]}")
+    # Five runs: the children fork right after the parent's first CUDA call, while the shim's
+    # own threads start (and, before the loader gate, died at their first dlopen in 11 of 12
+    # runs: symbols/walk_objects.h).
+    for attempt in range(5):
+        with tempfile.TemporaryDirectory() as out:
+            p = run([sys.executable, "-c", job], out)
+            kids = [tuple(map(int, c.split(":"))) for c in p.stdout.strip().split(",")] if p.returncode == 0 else []
+            reps = reports(out)
+            got = sorted(calls(reps[pid], "cuInit") for pid, _ in kids if pid in reps)
+            print(f"Python parent, run {attempt + 1}: exit {p.returncode}, children {kids}; {len(reps)} reports; "
+                  f"child cuInit calls {got}")
+            if len(reps) != 4 or got != [3, 4, 5] or [c for _, c in kids] != [0, 1, 2]:
+                errors.append(f"Python parent, run {attempt + 1}: {len(reps)} reports of 4, children {kids}, "
+                              f"cuInit calls {got}: {p.stderr[-600:]}")
 
 elif case == "stderr":
     with tempfile.TemporaryDirectory() as out, tempfile.TemporaryDirectory() as work:
