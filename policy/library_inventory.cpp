@@ -1,5 +1,5 @@
 // library_inventory.cpp: see library_inventory.h. (The hook side that feeds it is shim/library_watch.cpp;
-// what it records, recorder/library_log.h; its rules, policy/library_rules.h.)
+// what it records, recorder/library_log.h; its rules, policy/rules/libraries.h.)
 #include "policy/library_inventory.h"
 
 #include <dlfcn.h>
@@ -19,7 +19,9 @@
 
 #include <fmt/format.h>
 
-#include "policy/library_rules.h"
+#include "policy/rules/driver.h"
+#include "policy/rules/libraries.h"
+#include "policy/rules/toolchain.h"
 #include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "recorder/clock.h"
@@ -155,7 +157,7 @@ std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs, 
     in.libcuda.push_back(c);
   }
   if (in.libcuda.empty()) return {};
-  return symbols::driver_bridge_findings(in);
+  return driver_bridge_findings(in);
 }
 
 // Triton's toolchain, live: once Triton's native library is loaded and the device's
@@ -179,29 +181,7 @@ std::vector<Finding> triton_live(const std::string& package, int sm, bool driver
       {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib"},
 #endif
       driver_loaded);
-  return symbols::triton_findings(in).findings;
-}
-
-// Versioned functions a loaded CUDA library imports and its loaded provider lacks: with
-// lazy binding the process runs until the first call, which ends in "undefined symbol".
-std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) {
-  std::map<std::pair<std::string, std::string>, std::vector<symbols::MissingImport>> by;
-  for (auto& m : symbols::missing_versioned_imports(libs)) by[{m.importer, m.provider_path}].push_back(m);
-  std::vector<Finding> out;
-  for (const auto& [key, list] : by) {
-    const auto& first = list.front();
-    Finding f{FindingId::versioned_symbol_shortfall, key.first,
-              fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
-                          "\"undefined symbol\"{}",
-                          key.first, first.symbol, first.version, first.provider_soname, key.second,
-                          list.size() > 1 ? fmt::format(" ({} such functions)", list.size()) : ""),
-              {}};
-    for (size_t i = 0; i < list.size() && i < 5; ++i)
-      f.evidence.push_back("undefined symbol: " + list[i].symbol + ", version " + list[i].version);
-    f.evidence.push_back("provider as loaded: " + key.second);
-    out.push_back(std::move(f));
-  }
-  return out;
+  return triton_findings(in).findings;
 }
 
 // dlopen and dlclose calls so far, as the trampolines count them (ours included).
@@ -256,10 +236,10 @@ std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool final_
         recorder::stream_event(recorder::LibraryUnloadEvent{l.real});
       }
     s.libs = std::move(now);
-    s.shortfalls = shortfall_findings(s.libs);
+    s.shortfalls = missing_import_findings(symbols::missing_versioned_imports(s.libs));
   }
   s.scanned = true;
-  std::vector<Finding> findings = symbols::loaded_library_findings(s.libs);
+  std::vector<Finding> findings = loaded_library_findings(s.libs);
   uint64_t dropped = 0;
   const std::vector<recorder::ModuleLoad> loads = recorder::module_loads(&dropped);
   RuleInputs in;

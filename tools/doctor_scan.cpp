@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "policy/rules/driver.h"
+#include "policy/rules/toolchain.h"
 #include "symbols/bounded_read.h"
 #include "symbols/version_check.h"
 #include "tools/doctor.h"
@@ -761,7 +763,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     bridge.libcuda = find_libcuda_copies(folders, driver.found() ? driver.path : "", mount_points(host.mountinfo_text));
     bridge.nvml_driver_version = host.nvml_driver_version;
     bridge.gpu_name = host.gpu_name;
-    for (auto& f : driver_bridge_findings(bridge)) findings.push_back(std::move(f));
+    for (auto& f : policy::driver_bridge_findings(bridge)) findings.push_back(std::move(f));
     if (host.kernel_version_text)
       if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
         report.driver.kernel_module = k->version.text;
@@ -785,7 +787,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       if (!pkg || !seen.insert(fs::weakly_canonical(*pkg).string()).second) continue;
       const TritonInput in = read_triton_input(*pkg, sm, host.getenv ? host.getenv : no_env, env.cache ? &*env.cache : nullptr,
                                                env.ld_library_path, env.default_dirs, driver.found());
-      TritonReport t = triton_findings(in);
+      policy::TritonReport t = policy::triton_findings(in);
       TritonSummary summary;
       summary.package_dir = in.package_dir;
       summary.version = in.version;

@@ -1,4 +1,4 @@
-// The live library rules (policy/library_rules.cpp): driver vs. runtime numbers,
+// The live library rules (policy/rules/libraries.cpp): driver vs. runtime numbers,
 // the environment traps and the module findings, each triggering and not.
 #include <catch2/catch.hpp>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/library_rules.h"
+#include "policy/rules/libraries.h"
 
 using cudashim::policy::live_library_rules;
 using cudashim::policy::RuleInputs;

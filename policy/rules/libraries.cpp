@@ -1,5 +1,5 @@
-// library_rules.cpp: see library_rules.h.
-#include "policy/library_rules.h"
+// policy/rules/libraries.cpp: see libraries.h.
+#include "policy/rules/libraries.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -204,6 +204,67 @@ std::vector<Finding> live_library_rules(const RuleInputs& in) {
   driver_rules(in, out);
   environment_rules(in, out);
   module_rules(in, out);
+  return out;
+}
+
+std::vector<Finding> loaded_library_findings(const std::vector<symbols::LoadedLibrary>& libs) {
+  std::vector<Finding> out;
+  std::map<std::string, std::vector<const symbols::LoadedLibrary*>> by_family;
+  std::set<std::string> seen;
+  for (const auto& l : libs) {
+    if (l.linkage == "static") continue;  // its own private copy: by design, not a clash
+    if (!seen.insert(l.real).second) continue;  // one file under two names
+    by_family[l.family].push_back(&l);
+    if (l.family == "cuda" && l.path.find("/stubs/") != std::string::npos)
+      out.push_back({FindingId::stub_libcuda, l.path, "the link-time stub libcuda is loaded instead of the driver: every CUDA call fails",
+                     {l.path}});
+  }
+  for (const auto& [family, copies] : by_family) {
+    if (copies.size() < 2) continue;
+    std::set<int> majors;
+    std::set<std::string> folders;
+    Finding f{FindingId::duplicate_library, family, "", {}};
+    for (const symbols::LoadedLibrary* l : copies) {
+      majors.insert(l->major);
+      folders.insert(l->real.substr(0, l->real.rfind('/')));
+      f.evidence.push_back(l->real + (l->version.empty() ? "" : " (" + l->version + ")"));
+    }
+    if (family == "cudnn") {
+      if (folders.size() > 1) {
+        f.id = FindingId::cudnn_split_folders;
+        f.message = "cuDNN parts loaded from " + std::to_string(folders.size()) + " folders";
+        out.push_back(f);
+      }
+      continue;
+    }
+    if (majors.size() > 1) {
+      f.id = FindingId::mixed_majors_in_process;
+      f.message = std::to_string(majors.size()) + " majors of " + family + " are loaded in this process";
+    } else {
+      f.message = std::to_string(copies.size()) + " copies of " + family + " are loaded in this process";
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<Finding> missing_import_findings(const std::vector<symbols::MissingImport>& missing) {
+  std::map<std::pair<std::string, std::string>, std::vector<symbols::MissingImport>> by;
+  for (const auto& m : missing) by[{m.importer, m.provider_path}].push_back(m);
+  std::vector<Finding> out;
+  for (const auto& [key, list] : by) {
+    const auto& first = list.front();
+    Finding f{FindingId::versioned_symbol_shortfall, key.first,
+              fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
+                          "\"undefined symbol\"{}",
+                          key.first, first.symbol, first.version, first.provider_soname, key.second,
+                          list.size() > 1 ? fmt::format(" ({} such functions)", list.size()) : ""),
+              {}};
+    for (size_t i = 0; i < list.size() && i < 5; ++i)
+      f.evidence.push_back("undefined symbol: " + list[i].symbol + ", version " + list[i].version);
+    f.evidence.push_back("provider as loaded: " + key.second);
+    out.push_back(std::move(f));
+  }
   return out;
 }
 

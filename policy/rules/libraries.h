@@ -1,5 +1,6 @@
-// library_rules.h: live findings about the driver, the CUDA environment variables
-// and the device code the process loaded (rows in catalog/findings.def).
+// policy/rules/libraries.h: the library rules: the loaded set, the driver against each CUDA
+// runtime, the CUDA environment variables and the device code the process loaded (rows in
+// catalog/findings.def).
 #pragma once
 #include <string>
 #include <vector>
@@ -27,6 +28,15 @@ struct RuleInputs {
 // Driver vs. each loaded CUDA runtime (shared and static copies), the environment
 // traps, and the module loads. Deterministic for given inputs (unit-tested).
 std::vector<Finding> live_library_rules(const RuleInputs& in);
+
+// The findings the loaded set shows (two copies of one family, two majors, the link-time stub
+// libcuda, cuDNN parts from two folders), each naming the files.
+std::vector<Finding> loaded_library_findings(const std::vector<symbols::LoadedLibrary>& libs);
+
+// Versioned functions a loaded CUDA library imports and its loaded provider lacks
+// (symbols::missing_versioned_imports): with lazy binding the process runs until the first
+// call, which ends in "undefined symbol". One finding per importer and provider.
+std::vector<Finding> missing_import_findings(const std::vector<symbols::MissingImport>& missing);
 
 // The JIT cache size the driver uses when CUDA_CACHE_MAXSIZE is unset
 // (CUDA programming guide, environment variables: 1 GiB on desktop and server
