@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "policy/rules/driver.h"
+#include "policy/rules/libraries.h"
 #include "policy/rules/toolchain.h"
 #include "symbols/bounded_read.h"
 #include "symbols/version_check.h"
@@ -181,8 +182,6 @@ void add_resolution_evidence(const Resolution& r, std::vector<std::string>& out)
     out.push_back("  tried " + where + " [" + reason_name(t.reason) + "]: " + t.outcome);
   }
 }
-
-bool in_stubs_folder(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
 
 // Whether `path` lies inside NVIDIA's or a framework's own package of a Python environment
 // (nvidia, torch, triton, jaxlib, jax_plugins, cupy, ... right below a folder named site-packages
@@ -520,7 +519,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
         }
         lib.cuda_needed.push_back(r);
         if (needed->family == "cuda") {
-          if (r.found() && in_stubs_folder(r.path)) {
+          if (r.found() && policy::is_stub_libcuda(r.path)) {
             Finding f = make(FindingId::stub_libcuda, path, fs::path(path).filename().string() + " would load the stub " + r.path);
             add_resolution_evidence(r, f.evidence);
             findings.push_back(std::move(f));
@@ -535,20 +534,16 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       }
       add_shortfalls(check_versions_in_tree(t, 0), findings);
 
-      std::map<std::string, std::map<int, std::string>> majors;  // family -> major -> path
+      // The tree is one process: the libraries it would load together.
+      std::vector<policy::LibraryCopy> loaded;
       for (const auto& obj : t.objects) {
         if (!obj.facts) continue;
         auto n = classify_cuda_library(obj.facts->soname.empty() ? obj.name : obj.facts->soname);
-        if (n && n->major >= 0) majors[n->family].emplace(n->major, obj.resolution.path);
+        if (n && n->major >= 0)
+          loaded.push_back({obj.resolution.path, obj.resolution.path, n->family, n->stem, n->major,
+                            n->family + " " + std::to_string(n->major) + ": " + obj.resolution.path});
       }
-      for (const auto& [family, by_major] : majors) {
-        if (by_major.size() < 2) continue;
-        Finding f = make(FindingId::mixed_majors_in_process, path,
-                         fs::path(path).filename().string() + " loads " + std::to_string(by_major.size()) + " majors of " +
-                             family);
-        for (const auto& [major, where] : by_major) f.evidence.push_back(family + " " + std::to_string(major) + ": " + where);
-        findings.push_back(std::move(f));
-      }
+      for (auto& f : policy::library_copy_findings(loaded, {policy::CopiesSeen::in_process, path})) findings.push_back(std::move(f));
     }
 
     if (work[i].fatbin) {
@@ -649,45 +644,17 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
 
   // Across the scanned set: copies and majors of each library.
-  std::map<std::string, std::vector<std::size_t>> by_family, by_stem_major;
-  for (std::size_t i = 0; i < report.libraries.size(); ++i) {
-    const auto& lib = report.libraries[i];
-    if (!lib.cuda || lib.cuda->major < 0) continue;
-    by_family[lib.cuda->family].push_back(i);
-    by_stem_major[lib.cuda->stem + ".so." + std::to_string(lib.cuda->major)].push_back(i);
-  }
-  auto line = [&](std::size_t i) {
-    const auto& lib = report.libraries[i];
-    std::string text = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
-                       lib.version.source + ")";
-    for (const auto& copy : lib.identical_copies) text += "; identical: " + copy;
-    return text;
-  };
-  for (const auto& [family, items] : by_family) {
-    std::set<int> majors;
-    for (auto i : items) majors.insert(report.libraries[i].cuda->major);
-    if (majors.size() < 2) continue;
-    DoctorFinding f = make(FindingId::mixed_majors, family, std::to_string(majors.size()) + " majors of " + family + " in the scanned set");
-    // The majors outside the frameworks' own bundled copies: one at most (Triton's cupti 12 next to
-    // NVIDIA's cupti 13 wheel) is the framework's choice, nothing the user can change.
-    std::set<int> loose;
-    for (auto i : items) {
-      f.evidence.push_back(line(i));
-      if (!bundled_by_framework(report.libraries[i].path, site_roots)) loose.insert(report.libraries[i].cuda->major);
+  {
+    std::vector<policy::LibraryCopy> scanned;
+    for (const auto& lib : report.libraries) {
+      if (!lib.cuda || lib.cuda->major < 0) continue;
+      std::string line = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
+                         lib.version.source + ")";
+      for (const auto& copy : lib.identical_copies) line += "; identical: " + copy;
+      scanned.push_back({lib.path, lib.real_path, lib.cuda->family, lib.cuda->stem, lib.cuda->major, std::move(line),
+                         in_vendor_package(lib.path, site_roots), bundled_by_framework(lib.path, site_roots)});
     }
-    f.vendor_internal = loose.size() < 2;
-    findings.push_back(std::move(f));
-  }
-  for (const auto& [name, items] : by_stem_major) {
-    if (items.size() < 2) continue;
-    DoctorFinding f = make(FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name);
-    bool all_vendor = true;
-    for (auto i : items) {
-      f.evidence.push_back(line(i));
-      all_vendor = all_vendor && in_vendor_package(report.libraries[i].path, site_roots);
-    }
-    f.vendor_internal = all_vendor;  // copies that NVIDIA's and the frameworks' wheels bring along
-    findings.push_back(std::move(f));
+    for (auto& f : policy::library_copy_findings(scanned, {policy::CopiesSeen::in_scanned_set, ""})) findings.push_back(std::move(f));
   }
 
   // cuDNN: libcudnn.so.N dlopen()s its sub-libraries by name, through its own RUNPATH.
@@ -696,7 +663,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     if (!lib.cuda || lib.cuda->stem != "cudnn" || lib.cuda->major < 0) continue;
     const std::string home = fs::path(lib.real_path).parent_path().string();
     std::vector<std::string> evidence;
-    bool split = false;
+    std::vector<policy::CudnnPart> parts;
     for (const auto& sub : cudnn_sublibrary_sonames(lib.cuda->major)) {
       Resolution r = find_library(sub, *facts_of[i], {}, env);
       if (!r.found()) continue;
@@ -704,13 +671,10 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       const fs::path real = fs::canonical(r.path, ec);
       const auto name = classify_cuda_library(real.filename().string());
       const std::string version = name ? name->version : "";
-      const bool other_dir = real.parent_path().string() != home;
-      const bool other_version = lib.version.source == "file name" && version.find('.') != std::string::npos &&
-                                 version != lib.version.version;
-      split = split || other_dir || other_version;
+      parts.push_back({real.parent_path().string(), version});
       evidence.push_back(sub + " => " + r.path + " [" + reason_text(r) + "]" + (version.empty() ? "" : " " + version));
     }
-    if (!split) continue;
+    if (!policy::cudnn_split({home, lib.version.source == "file name" ? lib.version.version : ""}, parts)) continue;
     Finding f = make(FindingId::cudnn_split_folders, lib.path,
                      "libcudnn in " + home + " would load sub-libraries from elsewhere or of another version");
     f.evidence = std::move(evidence);
@@ -729,7 +693,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
 #endif
   const Resolution driver = find_library("libcuda.so.1", anyone, {}, env);
   for (const auto& r : {driver, find_library("libcuda.so", anyone, {}, env)}) {
-    if (!r.found() || !in_stubs_folder(r.path)) continue;
+    if (!r.found() || !policy::is_stub_libcuda(r.path)) continue;
     Finding f = make(FindingId::stub_libcuda, r.name, "a process here would load the stub " + r.path + " as " + r.name);
     add_resolution_evidence(r, f.evidence);
     findings.push_back(std::move(f));

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "policy/rules/libraries.h"
+
 namespace cudashim::policy {
 using symbols::DriverVersion;
 using symbols::KernelModule;
@@ -24,9 +26,7 @@ std::optional<DriverVersion> copy_version(const LibcudaCopy& c) {
 }
 
 bool is_compat(const LibcudaCopy& c) { return symbols::in_compat_folder(c.path) || symbols::in_compat_folder(c.real_path); }
-bool is_stub(const LibcudaCopy& c) {
-  return c.path.find("/stubs/") != std::string::npos || c.real_path.find("/stubs/") != std::string::npos;
-}
+bool is_stub(const LibcudaCopy& c) { return is_stub_libcuda(c.path) || is_stub_libcuda(c.real_path); }
 
 // Consumer GPUs: forward compatibility is for data-center GPUs (and a few NGC-ready RTX SKUs).
 bool consumer_gpu(const std::string& name) {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "policy/user_frame.h"
+#include "symbols/cuda_library.h"
 #include "symbols/path_names.h"
 
 namespace cudashim::policy {
@@ -207,44 +208,98 @@ std::vector<Finding> live_library_rules(const RuleInputs& in) {
   return out;
 }
 
+bool is_stub_libcuda(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
+
+std::vector<Finding> library_copy_findings(const std::vector<LibraryCopy>& all, const CopiesSeen& seen) {
+  // One file under two names is one copy; a copy of no known major is nobody's twin.
+  std::vector<const LibraryCopy*> copies;
+  std::set<std::string> reals;
+  for (const auto& c : all)
+    if (c.major >= 0 && reals.insert(c.real.empty() ? c.path : c.real).second) copies.push_back(&c);
+  std::map<std::string, std::vector<const LibraryCopy*>> by_family, by_library;  // family; "stem.so.major"
+  for (const LibraryCopy* c : copies) {
+    by_family[c->family].push_back(c);
+    by_library[c->stem + ".so." + std::to_string(c->major)].push_back(c);
+  }
+  const bool process = seen.where == CopiesSeen::in_process;
+  const std::string in_this = seen.process.empty() ? " are loaded in this process" : "";
+  std::vector<Finding> out;
+  for (const auto& [family, items] : by_family) {
+    std::set<int> majors, loose;  // loose: the majors outside the frameworks' own bundled copies
+    for (const LibraryCopy* c : items) {
+      majors.insert(c->major);
+      if (!c->bundled) loose.insert(c->major);
+    }
+    if (majors.size() < 2) continue;
+    const std::string n = std::to_string(majors.size()) + " majors of " + family;
+    Finding f = process ? Finding{FindingId::mixed_majors_in_process, seen.process.empty() ? family : seen.process,
+                                  seen.process.empty() ? n + in_this : symbols::base_name(seen.process) + " loads " + n, {}}
+                        : Finding{FindingId::mixed_majors, family, n + " in the scanned set", {}};
+    for (const LibraryCopy* c : items) f.evidence.push_back(c->evidence);
+    // One major at most outside the frameworks' bundled copies (Triton's cupti 12 next to NVIDIA's
+    // cupti 13 wheel) is the framework's choice, nothing the user can change; in one process it
+    // still fails.
+    f.vendor_internal = !process && loose.size() < 2;
+    out.push_back(std::move(f));
+  }
+  for (const auto& [name, items] : by_library) {
+    if (items.size() < 2) continue;
+    Finding f{FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name + (process ? in_this : ""), {}};
+    bool all_vendor = true;
+    for (const LibraryCopy* c : items) {
+      f.evidence.push_back(c->evidence);
+      all_vendor = all_vendor && c->vendor;
+    }
+    f.vendor_internal = all_vendor;  // copies that NVIDIA's and the frameworks' wheels bring along
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+bool cudnn_split(const CudnnHome& home, const std::vector<CudnnPart>& parts) {
+  for (const auto& p : parts) {
+    if (p.folder != home.folder) return true;
+    const bool both_exact = home.file_version.find('.') != std::string::npos && p.version.find('.') != std::string::npos;
+    if (both_exact && p.version != home.file_version) return true;
+  }
+  return false;
+}
+
 std::vector<Finding> loaded_library_findings(const std::vector<symbols::LoadedLibrary>& libs) {
   std::vector<Finding> out;
-  std::map<std::string, std::vector<const symbols::LoadedLibrary*>> by_family;
+  std::vector<LibraryCopy> copies;
+  std::vector<const symbols::LoadedLibrary*> cudnn;
   std::set<std::string> seen;
   for (const auto& l : libs) {
     if (l.linkage == "static") continue;  // its own private copy: by design, not a clash
     if (!seen.insert(l.real).second) continue;  // one file under two names
-    by_family[l.family].push_back(&l);
-    if (l.family == "cuda" && l.path.find("/stubs/") != std::string::npos)
+    if (l.family == "cuda" && (is_stub_libcuda(l.path) || is_stub_libcuda(l.real)))
       out.push_back({FindingId::stub_libcuda, l.path, "the link-time stub libcuda is loaded instead of the driver: every CUDA call fails",
                      {l.path}});
+    const auto name = symbols::classify_cuda_library(symbols::base_name(l.path));
+    copies.push_back({l.path, l.real, l.family, name ? name->stem : l.family, l.major,
+                      l.real + (l.version.empty() ? "" : " (" + l.version + ")")});
+    if (l.family == "cudnn") cudnn.push_back(&l);
   }
-  for (const auto& [family, copies] : by_family) {
-    if (copies.size() < 2) continue;
-    std::set<int> majors;
-    std::set<std::string> folders;
-    Finding f{FindingId::duplicate_library, family, "", {}};
-    for (const symbols::LoadedLibrary* l : copies) {
-      majors.insert(l->major);
-      folders.insert(l->real.substr(0, l->real.rfind('/')));
-      f.evidence.push_back(l->real + (l->version.empty() ? "" : " (" + l->version + ")"));
-    }
-    if (family == "cudnn") {
-      if (folders.size() > 1) {
-        f.id = FindingId::cudnn_split_folders;
-        f.message = "cuDNN parts loaded from " + std::to_string(folders.size()) + " folders";
-        out.push_back(f);
-      }
-      continue;
-    }
-    if (majors.size() > 1) {
-      f.id = FindingId::mixed_majors_in_process;
-      f.message = std::to_string(majors.size()) + " majors of " + family + " are loaded in this process";
-    } else {
-      f.message = std::to_string(copies.size()) + " copies of " + family + " are loaded in this process";
-    }
-    out.push_back(f);
+  for (auto& f : library_copy_findings(copies, CopiesSeen{})) out.push_back(std::move(f));
+  if (cudnn.size() < 2) return out;
+  // cuDNN's parts against its main library (libcudnn.so.N) when it is loaded, else the first part.
+  const symbols::LoadedLibrary* main = cudnn.front();
+  for (const auto* l : cudnn)
+    if (auto n = symbols::classify_cuda_library(symbols::base_name(l->path)); n && n->stem == "cudnn") main = l;
+  const CudnnHome home{symbols::dir_name(main->real), main->version_source == "file name" ? main->version : ""};
+  std::vector<CudnnPart> parts;
+  std::set<std::string> folders;
+  Finding f{FindingId::cudnn_split_folders, "cudnn", "", {}};
+  for (const auto* l : cudnn) {
+    folders.insert(symbols::dir_name(l->real));
+    f.evidence.push_back(l->real + (l->version.empty() ? "" : " (" + l->version + ")"));
+    if (l != main) parts.push_back({symbols::dir_name(l->real), l->version_source == "file name" ? l->version : ""});
   }
+  if (!cudnn_split(home, parts)) return out;
+  f.message = folders.size() > 1 ? "cuDNN parts loaded from " + std::to_string(folders.size()) + " folders"
+                                 : "cuDNN parts of another version than " + symbols::base_name(main->real) + " are loaded";
+  out.push_back(std::move(f));
   return out;
 }
 
