@@ -15,9 +15,12 @@
 #include <unordered_set>
 
 #include "policy/rules/driver.h"
+#include "policy/rules/fatbin.h"
 #include "policy/rules/libraries.h"
 #include "policy/rules/toolchain.h"
+#include "policy/rules/version_shortfalls.h"
 #include "symbols/bounded_read.h"
+#include "symbols/resolution_text.h"
 #include "symbols/version_check.h"
 #include "tools/doctor.h"
 
@@ -156,33 +159,6 @@ LibraryVersion version_with(const std::string& path, const std::string& real_pat
   return {"", "unknown"};
 }
 
-std::string reason_text(const Resolution& r) {
-  std::string text = reason_name(r.reason);
-  if ((r.reason == SearchReason::rpath || r.reason == SearchReason::runpath) && !r.from.empty()) text += " of " + r.from;
-  return text;
-}
-
-// "picked: PATH [reason]" and the places tried before it.
-void add_resolution_evidence(const Resolution& r, std::vector<std::string>& out) {
-  if (r.found())
-    out.push_back("the loader picks " + r.path + " [" + reason_text(r) + "]");
-  else if (!r.error.empty())
-    out.push_back("the loader stops at " + r.error);
-  else
-    out.push_back("the loader finds no " + r.name);
-  std::size_t shown = 0;
-  const std::size_t before = r.found() && !r.tried.empty() ? r.tried.size() - 1 : r.tried.size();
-  for (std::size_t i = 0; i < before; ++i) {
-    const auto& t = r.tried[i];
-    if (shown++ == kMaxEvidence) {
-      out.push_back("  ... and " + std::to_string(before - kMaxEvidence) + " more places");
-      break;
-    }
-    const std::string where = !t.path.empty() ? t.path : !t.dir.empty() ? t.dir : t.from;
-    out.push_back("  tried " + where + " [" + reason_name(t.reason) + "]: " + t.outcome);
-  }
-}
-
 // Whether `path` lies inside NVIDIA's or a framework's own package of a Python environment
 // (nvidia, torch, triton, jaxlib, jax_plugins, cupy, ... right below a folder named site-packages
 // or dist-packages, or below one of `site_roots`, the scanned folders that look like one): files
@@ -254,96 +230,6 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> content_identity(const st
 
 Finding make(FindingId id, std::string subject, std::string message) {
   return Finding{id, std::move(subject), std::move(message), {}};
-}
-
-// The versioned-symbol findings of one library: one per needed file.
-void add_shortfalls(const std::vector<VersionShortfall>& shortfalls, std::vector<DoctorFinding>& out) {
-  std::map<std::pair<std::string, int>, std::vector<const VersionShortfall*>> groups;  // (file, kind) -> items
-  for (const auto& s : shortfalls) {
-    if (s.weak || s.kind == ShortfallKind::provider_not_found) continue;  // weak: the loader only warns
-    groups[{s.needed_file, static_cast<int>(s.kind)}].push_back(&s);
-  }
-  for (const auto& [key, items] : groups) {
-    const VersionShortfall& first = *items.front();
-    const bool symbol = first.kind == ShortfallKind::missing_symbol;
-    Finding f = make(symbol ? FindingId::versioned_symbol_shortfall : FindingId::version_node_missing, first.library,
-                     fs::path(first.library).filename().string() + ": " + describe(first));
-    std::size_t functions = 0;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i == kMaxEvidence) {
-        f.evidence.push_back("... and " + std::to_string(items.size() - kMaxEvidence) + " more");
-        break;
-      }
-      f.evidence.push_back((symbol ? "needs " + items[i]->symbol + "@" : "needs version node ") + items[i]->version +
-                           " from " + items[i]->needed_file);
-    }
-    for (const auto* s : items) functions += s->is_function ? 1 : 0;
-    add_resolution_evidence(first.resolution, f.evidence);
-    if (symbol)
-      f.evidence.push_back(functions == items.size()
-                               ? "all are functions: the load fails with RTLD_NOW/LD_BIND_NOW, else at the first call"
-                               : "some are data: the load itself fails");
-    if (!first.note.empty()) f.evidence.push_back(first.note);
-    out.push_back(std::move(f));
-  }
-}
-
-void add_fatbin_findings(const LibraryReport& lib, std::vector<DoctorFinding>& out) {
-  if (!lib.coverage) return;
-  const Coverage& c = *lib.coverage;
-  if (c.containers == 0) return;
-  auto archs = [&] {
-    std::string s = "SASS: ";
-    for (const auto& a : c.sass_archs) s += a + " ";
-    s += "| PTX: ";
-    for (const auto& a : c.ptx_archs) s += a + " ";
-    return s;
-  };
-  const std::string sm = "sm_" + std::to_string(c.sm);
-  // A library that embeds fatbins of its own (cuFFT) and has code for the GPU there does not
-  // depend on its registered one.
-  const bool own_code = lib.embedded_coverage && lib.embedded_coverage->kind != CoverageKind::none;
-  if (c.kind == CoverageKind::none && !own_code) {
-    Finding f = make(FindingId::fatbin_no_kernel_image, lib.path,
-                     fs::path(lib.path).filename().string() + ": no kernel image for " + sm);
-    f.evidence.push_back(archs());
-    f.evidence.push_back(std::to_string(c.containers) + " fatbin containers with kernels, none with a cubin or PTX usable on " + sm);
-    out.push_back(std::move(f));
-  } else if (c.containers_ptx_only > 0) {
-    Finding f = make(FindingId::fatbin_no_sass, lib.path,
-                     fs::path(lib.path).filename().string() + ": " + std::to_string(c.containers_ptx_only) + " of " +
-                         std::to_string(c.containers) + " fatbin containers have no SASS for " + sm +
-                         " and are JIT-compiled from " + c.best_ptx);
-    f.evidence.push_back(archs());
-    f.evidence.push_back(std::to_string(c.ptx_jit_bytes) + " bytes of PTX to JIT-compile at first use");
-    out.push_back(std::move(f));
-  }
-}
-
-// A large library whose device code mostly serves other GPUs: how much, and for which.
-void add_fatbin_size_finding(const LibraryReport& lib, std::vector<DoctorFinding>& out) {
-  constexpr std::uint64_t kLarge = 64ull << 20;  // device code worth a look
-  if (!lib.fatbin_bytes) return;
-  const FatbinBytes& b = *lib.fatbin_bytes;
-  if (b.stored_bytes < kLarge || b.used_stored_bytes * 2 > b.stored_bytes) return;
-  auto mib = [](std::uint64_t v) { return std::to_string((v + (1u << 19)) >> 20) + " MiB"; };
-  const std::uint64_t other = b.stored_bytes - b.used_stored_bytes;
-  const std::string sm = "sm_" + std::to_string(b.sm);
-  Finding f = make(FindingId::fatbin_mostly_other_archs, lib.path,
-                   fs::path(lib.path).filename().string() + ": " + mib(other) + " of " + mib(b.stored_bytes) + " of device code (" +
-                       std::to_string(other * 100 / b.stored_bytes) + "%) is for other GPUs than " + sm + "; " + sm + " uses " +
-                       mib(b.used_stored_bytes));
-  std::vector<const ArchBytes*> archs;
-  for (const auto& a : b.archs) archs.push_back(&a);
-  std::stable_sort(archs.begin(), archs.end(), [](const ArchBytes* x, const ArchBytes* y) { return x->stored_bytes > y->stored_bytes; });
-  for (std::size_t i = 0; i < archs.size() && i < kMaxEvidence; ++i) {
-    const ArchBytes& a = *archs[i];
-    f.evidence.push_back(a.arch + ": " + mib(a.stored_bytes) + " stored (" + mib(a.uncompressed_bytes) + " uncompressed) in " +
-                         std::to_string(a.entries) + " entries" +
-                         (a.used_entries > 0 ? "; " + std::to_string(a.used_entries) + " used on " + sm : std::string()));
-  }
-  if (archs.size() > kMaxEvidence) f.evidence.push_back("... and " + std::to_string(archs.size() - kMaxEvidence) + " more architectures");
-  out.push_back(std::move(f));
 }
 
 }  // namespace
@@ -532,7 +418,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
           entry.first.push_back(path);
         }
       }
-      add_shortfalls(check_versions_in_tree(t, 0), findings);
+      policy::add_version_shortfall_findings(check_versions_in_tree(t, 0), findings);
 
       // The tree is one process: the libraries it would load together.
       std::vector<policy::LibraryCopy> loaded;
@@ -562,8 +448,8 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       lib.fatbin_embedded_containers = fatbin.embedded_containers;
       lib.fatbin_bytes = fatbin_bytes(fatbin, sm);
       lib.fatbin_registered_bytes = fatbin_bytes(fatbin, sm, FatbinSource::registered);
-      add_fatbin_findings(lib, findings);
-      add_fatbin_size_finding(lib, findings);
+      policy::add_fatbin_coverage_findings(lib.path, lib.coverage, lib.embedded_coverage, findings);
+      policy::add_fatbin_size_finding(lib.path, lib.fatbin_bytes, findings);
       work[i].fatbin.reset();  // the entries are not needed any more
     } else if (!work[i].fatbin_error.empty()) {
       findings.push_back(make(FindingId::unreadable_file, path, work[i].fatbin_error));
@@ -781,9 +667,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
 
   // What NVIDIA's and the frameworks' own files carry for other GPUs is no one's to fix here.
-  for (auto& f : findings)
-    if ((f.id == FindingId::fatbin_no_sass || f.id == FindingId::fatbin_mostly_other_archs) && in_vendor_package(f.subject, site_roots))
-      f.vendor_internal = true;
+  policy::mark_vendor_fatbin_findings(findings, [&](const std::string& path) { return in_vendor_package(path, site_roots); });
 
   if (sm_source == "assumed") {
     findings.push_back(make(FindingId::sm_assumed, "sm_" + std::to_string(sm),
