@@ -113,14 +113,17 @@ void environment_rules(const RuleInputs& in, std::vector<Finding>& out) {
                    {source}});
 }
 
-void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
-  if (in.loads == nullptr) return;
-  // One finding per calling module, with the loads' totals as evidence.
-  struct Group {
-    uint64_t loads = 0, bytes = 0, ns = 0;
-    int sm = 0;
-    std::vector<std::string> archs;
-  };
+// One calling module's loads of one kind (PTX JIT-compiled, or no image for the GPU).
+struct ModuleGroup {
+  uint64_t loads = 0, bytes = 0, ns = 0;
+  int sm = 0;
+  std::vector<std::string> archs;
+};
+
+// One finding per calling module whose device code was JIT-compiled or had no image for the
+// GPU, with the loads' totals as evidence.
+void module_image_rules(const RuleInputs& in, std::vector<Finding>& out) {
+  using Group = ModuleGroup;
   std::map<std::string, Group> jit, none;
   std::set<std::string> usable;  // modules some load of which had code that runs on this GPU
   for (const auto& m : *in.loads) {
@@ -169,8 +172,11 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     }
     out.push_back(std::move(f));
   }
-  // Device code loaded at run time that is mostly for other GPUs: the bytes the process
-  // mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
+}
+
+// Device code loaded at run time that is mostly for other GPUs: the bytes the process
+// mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
+void module_other_arch_rule(const RuleInputs& in, std::vector<Finding>& out) {
   if (in.modules.sass_bytes >= (64ull << 20) && in.modules.sass_bytes_for_sm * 2 < in.modules.sass_bytes) {
     std::map<std::string, std::pair<uint64_t, uint64_t>> by;  // owner (else caller) -> (SASS, SASS for this GPU)
     for (const auto& m : *in.loads) by[m.who()].first += m.sass_bytes, by[m.who()].second += m.sass_bytes_for_sm;
@@ -184,6 +190,10 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
                                mib(in.modules.sass_bytes_for_sm)),
                    ev, true});
   }
+}
+
+// Module loads that took long in total, the slowest callers first.
+void module_slow_rule(const RuleInputs& in, std::vector<Finding>& out) {
   if (in.modules.ns >= in.slow_load_ns) {
     std::map<std::string, uint64_t> by_caller;
     for (const auto& m : *in.loads) by_caller[m.who()] += m.dt_ns;
@@ -204,7 +214,11 @@ std::vector<Finding> live_library_rules(const RuleInputs& in) {
   std::vector<Finding> out;
   driver_rules(in, out);
   environment_rules(in, out);
-  module_rules(in, out);
+  if (in.loads != nullptr) {
+    module_image_rules(in, out);
+    module_other_arch_rule(in, out);
+    module_slow_rule(in, out);
+  }
   return out;
 }
 
