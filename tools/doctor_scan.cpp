@@ -17,6 +17,7 @@
 #include "policy/rules/driver.h"
 #include "policy/rules/fatbin.h"
 #include "policy/rules/libraries.h"
+#include "policy/rules/library_search.h"
 #include "policy/rules/toolchain.h"
 #include "policy/rules/version_shortfalls.h"
 #include "symbols/bounded_read.h"
@@ -32,7 +33,6 @@ namespace {
 
 constexpr std::size_t kMaxWalkEntries = 500000;  // folder entries visited in one scan
 constexpr std::size_t kMaxElfFiles = 50000;
-constexpr std::size_t kMaxEvidence = 12;         // lines of one list in one finding
 
 // Whether `p` is a regular file that starts like ELF. Never opens a FIFO or a device (bounded_read.h).
 bool has_elf_magic(const fs::path& p) {
@@ -405,11 +405,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
         }
         lib.cuda_needed.push_back(r);
         if (needed->family == "cuda") {
-          if (r.found() && policy::is_stub_libcuda(r.path)) {
-            Finding f = make(FindingId::stub_libcuda, path, fs::path(path).filename().string() + " would load the stub " + r.path);
-            add_resolution_evidence(r, f.evidence);
-            findings.push_back(std::move(f));
-          }
+          if (auto f = policy::stub_needed(path, r)) findings.push_back(std::move(*f));
           continue;  // a missing driver is reported once, below
         }
         if (!r.found()) {
@@ -459,26 +455,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
 
   // The libraries the loader cannot find, once each, with the exact requirement a framework pins.
-  for (const auto& [name, entry] : missing) {
-    const auto& [needers, r] = entry;
-    DoctorFinding f = make(FindingId::library_not_found, needers.front(),
-                           fs::path(needers.front()).filename().string() + ": " + name + ": cannot open shared object file" +
-                               (needers.size() > 1 ? " (and " + std::to_string(needers.size() - 1) + " more files need it)" : ""));
-    for (std::size_t i = 0; i < needers.size() && i < kMaxEvidence; ++i) f.evidence.push_back("needed by " + needers[i]);
-    if (needers.size() > kMaxEvidence) f.evidence.push_back("... and " + std::to_string(needers.size() - kMaxEvidence) + " more");
-    add_resolution_evidence(r, f.evidence);
-    const FrameworkInfo* owner = nullptr;
-    for (const auto& fw : frameworks)
-      if (pinned_requirement(fw, name) &&
-          (owner == nullptr || needers.front().rfind(fs::absolute(fw.site_packages).lexically_normal().string(), 0) == 0))
-        owner = &fw;
-    if (owner != nullptr) {
-      const std::string req = *pinned_requirement(*owner, name);
-      f.exact_fix = "pip install \"" + req + "\" (" + owner->name + " " + owner->version + " requires it: Requires-Dist in its METADATA)";
-      f.evidence.push_back(owner->name + " " + owner->version + " pins " + req);
-    }
-    findings.push_back(std::move(f));
-  }
+  for (const auto& [name, entry] : missing) findings.push_back(policy::library_not_found(name, entry.first, entry.second, frameworks));
 
   // Byte-identical copies (same size and content) are one library: one row, its paths listed.
   {
@@ -578,17 +555,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   anyone.machine = EM_X86_64;
 #endif
   const Resolution driver = find_library("libcuda.so.1", anyone, {}, env);
-  for (const auto& r : {driver, find_library("libcuda.so", anyone, {}, env)}) {
-    if (!r.found() || !policy::is_stub_libcuda(r.path)) continue;
-    Finding f = make(FindingId::stub_libcuda, r.name, "a process here would load the stub " + r.path + " as " + r.name);
-    add_resolution_evidence(r, f.evidence);
-    findings.push_back(std::move(f));
-  }
-  if (!driver.found()) {
-    Finding f = make(FindingId::driver_not_found, "libcuda.so.1", "libcuda.so.1 is not on the loader's search path");
-    add_resolution_evidence(driver, f.evidence);
-    findings.push_back(std::move(f));
-  }
+  policy::add_driver_search_findings(driver, find_library("libcuda.so", anyone, {}, env), findings);
   // The driver bridge: the host's kernel module against the libcuda a process here would load,
   // and every libcuda copy where the loader (or a compat setup) could find one.
   {
