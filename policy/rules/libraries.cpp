@@ -123,8 +123,7 @@ struct ModuleGroup {
 // One finding per calling module whose device code was JIT-compiled or had no image for the
 // GPU, with the loads' totals as evidence.
 void module_image_rules(const RuleInputs& in, std::vector<Finding>& out) {
-  using Group = ModuleGroup;
-  std::map<std::string, Group> jit, none;
+  std::map<std::string, ModuleGroup> jit, none;
   std::set<std::string> usable;  // modules some load of which had code that runs on this GPU
   for (const auto& m : *in.loads) {
     if (m.result == 0 && (m.coverage == "sass" || m.coverage == "ptx_jit")) usable.insert(m.who());
@@ -134,7 +133,7 @@ void module_image_rules(const RuleInputs& in, std::vector<Finding>& out) {
     g->bytes += m.coverage == "ptx_jit" ? m.ptx_jit_bytes : m.bytes;
     if (g->archs.size() < 4 && std::find(g->archs.begin(), g->archs.end(), m.archs) == g->archs.end()) g->archs.push_back(m.archs);
   }
-  auto evidence = [](const Group& g) {
+  auto evidence = [](const ModuleGroup& g) {
     std::vector<std::string> ev{fmt::format("{} load(s), {:.1f} ms", g.loads, g.ns / 1e6)};
     for (const auto& a : g.archs) ev.push_back("device code for: " + (a.empty() ? std::string("(not readable)") : a));
     return ev;
