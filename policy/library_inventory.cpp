@@ -1,5 +1,5 @@
 // library_inventory.cpp: see library_inventory.h. (The hook side that feeds it is shim/library_watch.cpp;
-// what it records, recorder/library_log.h; its rules, policy/library_rules.h.)
+// what it records, recorder/library_log.h; its rules, policy/rules/libraries.h.)
 #include "policy/library_inventory.h"
 
 #include <dlfcn.h>
@@ -19,7 +19,9 @@
 
 #include <fmt/format.h>
 
-#include "policy/library_rules.h"
+#include "policy/rules/driver.h"
+#include "policy/rules/libraries.h"
+#include "policy/rules/toolchain.h"
 #include "policy/printable.h"
 #include "policy/settings_load.h"
 #include "recorder/clock.h"
@@ -155,7 +157,7 @@ std::vector<Finding> driver_bridge_live(const std::vector<LoadedLibrary>& libs, 
     in.libcuda.push_back(c);
   }
   if (in.libcuda.empty()) return {};
-  return symbols::driver_bridge_findings(in);
+  return driver_bridge_findings(in);
 }
 
 // Triton's toolchain, live: once Triton's native library is loaded and the device's
@@ -179,29 +181,62 @@ std::vector<Finding> triton_live(const std::string& package, int sm, bool driver
       {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/lib64", "/usr/lib", "/lib"},
 #endif
       driver_loaded);
-  return symbols::triton_findings(in).findings;
+  return triton_findings(in).findings;
 }
 
-// Versioned functions a loaded CUDA library imports and its loaded provider lacks: with
-// lazy binding the process runs until the first call, which ends in "undefined symbol".
-std::vector<Finding> shortfall_findings(const std::vector<LoadedLibrary>& libs) {
-  std::map<std::pair<std::string, std::string>, std::vector<symbols::MissingImport>> by;
-  for (auto& m : symbols::missing_versioned_imports(libs)) by[{m.importer, m.provider_path}].push_back(m);
-  std::vector<Finding> out;
-  for (const auto& [key, list] : by) {
-    const auto& first = list.front();
-    Finding f{FindingId::versioned_symbol_shortfall, key.first,
-              fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
-                          "\"undefined symbol\"{}",
-                          key.first, first.symbol, first.version, first.provider_soname, key.second,
-                          list.size() > 1 ? fmt::format(" ({} such functions)", list.size()) : ""),
-              {}};
-    for (size_t i = 0; i < list.size() && i < 5; ++i)
-      f.evidence.push_back("undefined symbol: " + list[i].symbol + ", version " + list[i].version);
-    f.evidence.push_back("provider as loaded: " + key.second);
-    out.push_back(std::move(f));
+// Walks the loaded objects again: the libraries that came and went since the last walk go to
+// the events and the stream, and the versioned imports are checked against the new set.
+void reread_libraries(State& s) {
+  std::vector<LoadedLibrary> now = symbols::loaded_cuda_libraries(hints());
+  std::set<std::string> before, after;
+  for (const auto& l : s.libs) before.insert(l.real + "|" + l.linkage);
+  for (const auto& l : now) after.insert(l.real + "|" + l.linkage);
+  const uint64_t t = monotonic_ns();
+  for (const auto& l : now)
+    if (!before.count(l.real + "|" + l.linkage)) {
+      s.events.push_back({t, true, l.real, l.family, l.version});
+      recorder::stream_event(recorder::LibraryLoadEvent{l});
+    }
+  for (const auto& l : s.libs)
+    if (!after.count(l.real + "|" + l.linkage)) {
+      s.events.push_back({t, false, l.real, l.family, l.version});
+      recorder::stream_event(recorder::LibraryUnloadEvent{l.real});
+    }
+  s.libs = std::move(now);
+  s.shortfalls = missing_import_findings(symbols::missing_versioned_imports(s.libs));
+}
+
+// The library rules (policy/rules/libraries.h) over the loaded set, the module loads and the
+// CUDA environment as this process has it.
+std::vector<Finding> library_findings(const std::vector<LoadedLibrary>& libs, int driver_version,
+                                      const recorder::ModuleTotals& totals, const std::vector<recorder::ModuleLoad>& loads) {
+  std::vector<Finding> findings = loaded_library_findings(libs);
+  RuleInputs in;
+  in.libraries = &libs;
+  in.driver_version = driver_version;
+  in.modules = totals;
+  in.loads = &loads;
+  in.module_loading = std::getenv("CUDA_MODULE_LOADING");
+  in.cache_disable = std::getenv("CUDA_CACHE_DISABLE");
+  in.cache_path = std::getenv("CUDA_CACHE_PATH");
+  in.cache_maxsize = std::getenv("CUDA_CACHE_MAXSIZE");
+  in.home = std::getenv("HOME");
+  for (auto& f : live_library_rules(in)) findings.push_back(std::move(f));
+  return findings;
+}
+
+// Logs each finding once (by id and subject) and sends it to the stream.
+void announce(State& s, const std::vector<Finding>& findings, bool final_read, std::vector<LiveLine>& lines) {
+  for (const auto& f : findings) {
+    // A run's total changes with every load: named once, at the last re-read, where its figure
+    // is the report's (a live line at the tick that crossed the threshold differed from run to run).
+    if (f.run_total && !final_read) continue;
+    if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
+    std::string files;
+    for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
+    lines.push_back({f.severity(), fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.fix())});
+    recorder::stream_event(recorder::LibraryFindingEvent{f});
   }
-  return out;
 }
 
 // dlopen and dlclose calls so far, as the trampolines count them (ours included).
@@ -239,41 +274,12 @@ std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool final_
   s.modules_seen = totals.count;
   const bool libs_changed = !s.scanned || adds != s.adds || subs != s.subs || force;
   s.adds = adds, s.subs = subs;
-  if (libs_changed) {
-    std::vector<LoadedLibrary> now = symbols::loaded_cuda_libraries(hints());
-    std::set<std::string> before, after;
-    for (const auto& l : s.libs) before.insert(l.real + "|" + l.linkage);
-    for (const auto& l : now) after.insert(l.real + "|" + l.linkage);
-    const uint64_t t = monotonic_ns();
-    for (const auto& l : now)
-      if (!before.count(l.real + "|" + l.linkage)) {
-        s.events.push_back({t, true, l.real, l.family, l.version});
-        recorder::stream_event(recorder::LibraryLoadEvent{l});
-      }
-    for (const auto& l : s.libs)
-      if (!after.count(l.real + "|" + l.linkage)) {
-        s.events.push_back({t, false, l.real, l.family, l.version});
-        recorder::stream_event(recorder::LibraryUnloadEvent{l.real});
-      }
-    s.libs = std::move(now);
-    s.shortfalls = shortfall_findings(s.libs);
-  }
+  if (libs_changed) reread_libraries(s);
   s.scanned = true;
-  std::vector<Finding> findings = symbols::loaded_library_findings(s.libs);
   uint64_t dropped = 0;
   const std::vector<recorder::ModuleLoad> loads = recorder::module_loads(&dropped);
-  RuleInputs in;
-  in.libraries = &s.libs;
-  in.driver_version = facts.driver_version;
   if (facts.driver_version > 0) s.driver_version = facts.driver_version;
-  in.modules = totals;
-  in.loads = &loads;
-  in.module_loading = std::getenv("CUDA_MODULE_LOADING");
-  in.cache_disable = std::getenv("CUDA_CACHE_DISABLE");
-  in.cache_path = std::getenv("CUDA_CACHE_PATH");
-  in.cache_maxsize = std::getenv("CUDA_CACHE_MAXSIZE");
-  in.home = std::getenv("HOME");
-  for (auto& f : live_library_rules(in)) findings.push_back(std::move(f));
+  std::vector<Finding> findings = library_findings(s.libs, facts.driver_version, totals, loads);
   bool driver_loaded = false;
   for (const auto& l : s.libs) driver_loaded = driver_loaded || l.family == "cuda";
   std::vector<LiveLine> lines;
@@ -296,16 +302,7 @@ std::vector<LiveLine> libraries_rescan(const LiveDriverFacts& facts, bool final_
   findings.insert(findings.end(), s.shortfalls.begin(), s.shortfalls.end());
   findings.insert(findings.end(), s.bridge.begin(), s.bridge.end());
   findings.insert(findings.end(), s.triton.begin(), s.triton.end());
-  for (const auto& f : findings) {
-    // A run's total changes with every load: named once, at the last re-read, where its figure
-    // is the report's (a live line at the tick that crossed the threshold differed from run to run).
-    if (f.run_total && !final_read) continue;
-    if (!s.announced.insert(std::string(f.info().name) + "|" + f.subject).second) continue;
-    std::string files;
-    for (const auto& e : f.evidence) files += (files.empty() ? "" : "; ") + e;
-    lines.push_back({f.severity(), fmt::format("[{}] {}: {}; fix: {}", f.info().name, f.message, files, f.fix())});
-    recorder::stream_event(recorder::LibraryFindingEvent{f});
-  }
+  announce(s, findings, final_read, lines);
   s.findings = std::move(findings);
   return lines;
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 #include "recorder/gpu_samples.h"
 
 namespace cudashim::policy {
@@ -39,7 +39,7 @@ struct ManagedPaging {
   uint64_t managed_ns = 0;         // the time they stand for
   uint64_t est_htod_bytes = 0, est_dtoh_bytes = 0;  // estimated over those readings, copies included
   uint32_t peak_rx_kbps = 0, peak_tx_kbps = 0;
-  // The window the share is taken over: the device's steady state (policy/gpu_time_rules.h),
+  // The window the share is taken over: the device's steady state (policy/rules/gpu_time.h),
   // else the run.
   uint64_t from_ns = 0, to_ns = 0;
   bool steady = false;

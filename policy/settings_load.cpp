@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <functional>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -358,20 +359,12 @@ std::string non_ascii_outside_strings(std::string_view t, size_t& entries) {
   return "";
 }
 
-void apply_file(LoadResult& r, const std::string& path, bool admin, const char* named_by) {
-  const bool locked = !admin && r.policy.settings.locked;
-  const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
-  const std::string shown = printable(path);  // the path as messages print it
-  // The first `listed_per_file` errors of this file are kept, the rest counted.
-  std::size_t listed = 0;
-  auto full = [&] { return listed >= r.listed_per_file; };
-  auto error = [&](std::string msg) {
-    if (r.errors.empty() && r.unlisted_errors == 0) r.first_error_file = shown;
-    if (full()) return void(++r.unlisted_errors);
-    r.errors.push_back(std::move(msg));
-    ++listed;
-  };
-  toml::table tbl;
+namespace {
+
+// Reads and parses the policy file at `path` (`shown` as messages print it) into `tbl`;
+// false after `error` was told why not.
+bool read_policy_file(const std::string& path, const std::string& shown, const char* named_by, toml::table& tbl,
+                      const std::function<void(std::string)>& error) {
   try {
     // Bounded and non-blocking (symbols/bounded_read.h): a FIFO named here hung every
     // preloaded process at load, /dev/zero read until bad_alloc.
@@ -380,7 +373,7 @@ void apply_file(LoadResult& r, const std::string& path, bool admin, const char* 
       error(fmt::format("{}; {} a regular TOML file of at most {}", printable(read.error()),
                         named_by ? fmt::format("{} must name", named_by) : std::string("a policy file is"),
                         symbols::size_text(kPolicyFileLimit)));
-      return;
+      return false;
     }
     std::string_view text = read.value();
     // A UTF-8 byte order mark, as some Windows editors write one: TOML 1.0 does not allow it, but
@@ -389,7 +382,7 @@ void apply_file(LoadResult& r, const std::string& path, bool admin, const char* 
     size_t entries = 0;
     if (const std::string bad = non_ascii_outside_strings(text, entries); !bad.empty()) {
       error(fmt::format("{}:{}", shown, bad));
-      return;
+      return false;
     }
     // Parsing costs every preloaded process its time: a file of a hundred thousand keys took
     // 0.3-0.6 s per process. A policy sets at most kSettings keys.
@@ -397,25 +390,35 @@ void apply_file(LoadResult& r, const std::string& path, bool admin, const char* 
       error(fmt::format("{}: holds {} keys and section headers, more than the {} a policy file may (there are {} "
                         "settings): not parsed; is this the policy file?",
                         shown, entries, kPolicyEntryLimit, kSettings));
-      return;
+      return false;
     }
     tbl = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     error(fmt::format("{}: {}", where(shown, e.source()), printable(e.description())));
-    return;
+    return false;
   } catch (const std::exception& e) {
     error(fmt::format("{}: cannot be read: {}", shown, printable(e.what())));
-    return;
+    return false;
   }
+  return true;
+}
+
+// A key of a policy file that sets nothing, where it is; formatted only when it is listed.
+struct KeyError {
+  toml::source_position at;
+  enum { message, unknown_key, not_a_section } kind;
+  std::string_view section, key;
+  std::string text;  // kind == message
+};
+
+// Sets every known key of `tbl` (an admin file may lock, a user file may not pass a lock) and
+// returns the keys that set nothing, in the file's order.
+std::vector<KeyError> set_keys(LoadResult& r, const toml::table& tbl, const std::string& shown, bool admin) {
+  const bool locked = !admin && r.policy.settings.locked;
+  const std::string lock_origin = r.policy.origin[static_cast<int>(Setting::LOCKED)];
   // Every key must be a known setting: a typo must not silently do nothing. The errors are
   // listed in the file's order (a table iterates in key order); an unknown key is formatted
   // only when it is listed: a file may hold a hundred thousand of them.
-  struct KeyError {
-    toml::source_position at;
-    enum { message, unknown_key, not_a_section } kind;
-    std::string_view section, key;
-    std::string text;  // kind == message
-  };
   std::vector<KeyError> key_errors;
   for (auto&& [section, node] : tbl) {
     const auto* sub = node.as_table();
@@ -447,6 +450,25 @@ void apply_file(LoadResult& r, const std::string& path, bool admin, const char* 
   std::stable_sort(key_errors.begin(), key_errors.end(), [](const KeyError& a, const KeyError& b) {
     return a.at.line != b.at.line ? a.at.line < b.at.line : a.at.column < b.at.column;
   });
+  return key_errors;
+}
+
+}  // namespace
+
+void apply_file(LoadResult& r, const std::string& path, bool admin, const char* named_by) {
+  const std::string shown = printable(path);  // the path as messages print it
+  // The first `listed_per_file` errors of this file are kept, the rest counted.
+  std::size_t listed = 0;
+  auto full = [&] { return listed >= r.listed_per_file; };
+  auto error = [&](std::string msg) {
+    if (r.errors.empty() && r.unlisted_errors == 0) r.first_error_file = shown;
+    if (full()) return void(++r.unlisted_errors);
+    r.errors.push_back(std::move(msg));
+    ++listed;
+  };
+  toml::table tbl;
+  if (!read_policy_file(path, shown, named_by, tbl, error)) return;
+  std::vector<KeyError> key_errors = set_keys(r, tbl, shown, admin);
   for (KeyError& e : key_errors) {
     if (full()) {
       ++r.unlisted_errors;

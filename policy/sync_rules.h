@@ -1,6 +1,6 @@
-// sync_rules.h: the rules that turn call sites and counters into findings
-// (synchronization habits, allocator churn, pinned memory, deprecated APIs; the rows are
-// in catalog/findings.def). Thresholds come from the policy.
+// sync_rules.h: the rules that turn call sites and counters into findings (synchronization
+// habits, allocator churn, pinned memory, deprecated APIs; the rows are in
+// catalog/findings.def), defined in policy/rules/sync.cpp. Thresholds come from the policy.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -58,7 +58,7 @@ bool in_steady_loop(const recorder::CallSite& s, uint64_t window = 0);
 uint64_t loop_window_ticks();
 
 // The steady-state loop's extent in ticks: from the first hit to the last of the sites in it
-// (in_steady_loop). The GPU time's steady window when there is one (policy/gpu_time_rules.h);
+// (in_steady_loop). The GPU time's steady window when there is one (policy/rules/gpu_time.h);
 // {0, 0} when no site is in the loop.
 struct TickSpan {
   uint64_t first = 0, last = 0;

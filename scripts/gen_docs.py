@@ -47,7 +47,7 @@ written with an old id as the new one, so a saved report still shows its finding
 matching the old ids in new reports must change). The test `docs.current` fails when this
 file is stale; `scripts/gen_docs.py` rewrites it.
 
-How a runtime finding is placed and judged (`policy/sync_rules.cpp`, `policy/user_frame.cpp`):
+How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/user_frame.cpp`):
 
 - **The site is the user's line.** A Python call site is the innermost frame of the
   program's own code: frames under `site-packages/` or `dist-packages/` (torch,

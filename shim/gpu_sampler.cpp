@@ -5,7 +5,7 @@
 
 #include <ctime>
 
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 #include "recorder/clock.h"
 #include "recorder/event_stream.h"
 #include "recorder/gpu_samples.h"

@@ -2,8 +2,8 @@
 // (libcuda) from wherever the loader finds it. The two must be the same driver release, except
 // under forward compatibility (a newer libcuda from a cuda-compat package over an older kernel
 // module, data-center GPUs only: https://docs.nvidia.com/deploy/cuda-compatibility/forward-compatibility.html).
-// The core is pure (no file reads, no global state) so the preload library can call it with
-// what it sees live; read_driver_bridge_input() gathers the same facts from files for the CLI.
+// The facts only: the preload library gathers them live, read_driver_bridge_input() from files
+// for the CLI; the findings they give are policy/rules/driver.h's.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "catalog/findings.h"
 
 namespace cudashim::symbols {
 
@@ -74,12 +73,6 @@ struct DriverBridgeInput {
   std::string nvml_driver_version;   // nvmlSystemGetDriverVersion / nvidia-smi; "" unknown
   std::string gpu_name;              // e.g. "NVIDIA H200", "NVIDIA GeForce RTX 4090"; "" unknown
 };
-
-// The findings: kernel module vs the libcuda in use (driver.user-kernel-mismatch, or the
-// forward-compatibility verdict driver.forward-compat / driver.compat-unsupported), NVML vs
-// kernel module (driver.nvml-mismatch), several libcuda releases side by side
-// (driver.libcuda-multiple-copies). Nothing when the kernel module is unknown and one copy is seen.
-std::vector<Finding> driver_bridge_findings(const DriverBridgeInput& input);
 
 // The libcuda.so* files (real files, each once, in folder order) in `folders`; `in_use` is the
 // path the loader picks for libcuda.so.1 ("" none: then no copy is marked), `mounts` the mount

@@ -1,4 +1,4 @@
-// loaded_libraries.cpp: the live library inventory.
+// loaded_libraries.cpp: the live library inventory (the facts; its rules are policy/rules/libraries.cpp).
 #include "symbols/path_names.h"
 #include "symbols/loaded_libraries.h"
 
@@ -240,47 +240,6 @@ std::vector<LoadedLibrary> loaded_cuda_libraries() {
     std::string source;
     const std::string v = api_version(lib.path, lib.family, source);
     if (!v.empty()) lib.version = v, lib.version_source = source;
-  }
-  return out;
-}
-
-std::vector<Finding> loaded_library_findings(const std::vector<LoadedLibrary>& libs) {
-  std::vector<Finding> out;
-  std::map<std::string, std::vector<const LoadedLibrary*>> by_family;
-  std::set<std::string> seen;
-  for (const auto& l : libs) {
-    if (l.linkage == "static") continue;  // its own private copy: by design, not a clash
-    if (!seen.insert(l.real).second) continue;  // one file under two names
-    by_family[l.family].push_back(&l);
-    if (l.family == "cuda" && l.path.find("/stubs/") != std::string::npos)
-      out.push_back({FindingId::stub_libcuda, l.path, "the link-time stub libcuda is loaded instead of the driver: every CUDA call fails",
-                     {l.path}});
-  }
-  for (const auto& [family, copies] : by_family) {
-    if (copies.size() < 2) continue;
-    std::set<int> majors;
-    std::set<std::string> folders;
-    Finding f{FindingId::duplicate_library, family, "", {}};
-    for (const LoadedLibrary* l : copies) {
-      majors.insert(l->major);
-      folders.insert(l->real.substr(0, l->real.rfind('/')));
-      f.evidence.push_back(l->real + (l->version.empty() ? "" : " (" + l->version + ")"));
-    }
-    if (family == "cudnn") {
-      if (folders.size() > 1) {
-        f.id = FindingId::cudnn_split_folders;
-        f.message = "cuDNN parts loaded from " + std::to_string(folders.size()) + " folders";
-        out.push_back(f);
-      }
-      continue;
-    }
-    if (majors.size() > 1) {
-      f.id = FindingId::mixed_majors_in_process;
-      f.message = std::to_string(majors.size()) + " majors of " + family + " are loaded in this process";
-    } else {
-      f.message = std::to_string(copies.size()) + " copies of " + family + " are loaded in this process";
-    }
-    out.push_back(f);
   }
   return out;
 }

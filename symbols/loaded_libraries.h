@@ -1,11 +1,9 @@
-// loaded_libraries.h: the CUDA-family libraries loaded in this process right now,
-// and what is wrong with the set (two copies of one family, two majors, the
-// link-time stub libcuda, cuDNN parts from two folders).
+// loaded_libraries.h: the CUDA-family libraries loaded in this process right now, how each
+// came in and why that file. What is wrong with the set is policy/rules/libraries.h's.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "catalog/findings.h"
 
 namespace cudashim::symbols {
 
@@ -49,9 +47,6 @@ std::vector<LoadedLibrary> loaded_cuda_libraries(const InventoryHints& hints);
 
 // "12.9" from a cudaVersion number such as 12090.
 std::string cuda_version_text(int v);
-
-// The findings the set shows (catalog/findings.def rows), each naming the files.
-std::vector<Finding> loaded_library_findings(const std::vector<LoadedLibrary>& libs);
 
 }  // namespace cudashim::symbols
 

@@ -50,14 +50,6 @@ std::string join(const std::string& dir, const std::string& name) {
   return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
 }
 
-std::string version_text(const std::optional<ToolVersion>& v) {
-  return v ? "CUDA " + std::to_string(v->major) + "." + std::to_string(v->minor) + " (V" + v->full + ")" : "version unknown";
-}
-
-Finding make(FindingId id, std::string subject, std::string message) {
-  return Finding{id, std::move(subject), std::move(message), {}};
-}
-
 // Why Triton would skip the tool at `path` (it runs `path --version` and moves on when that
 // fails); "" when it looks usable.
 std::string tool_problem(const std::string& path) {
@@ -67,6 +59,71 @@ std::string tool_problem(const std::string& path) {
   if (!S_ISREG(st.st_mode)) return "not a regular file";
   if (access(path.c_str(), X_OK) != 0) return "not executable";
   return "";
+}
+
+// libcuda, the way Triton's libcuda_dirs() looks for it: TRITON_LIBCUDA_PATH, else the
+// ldconfig cache's libcuda.so.1 lines, else the LD_LIBRARY_PATH folders that hold one.
+void find_libcuda(const TritonInput& in, TritonToolchain& tc) {
+  auto exists = [&](const std::string& p) { return in.file_exists && in.file_exists(p); };
+  const std::string soname = "libcuda.so.1";
+  if (in.libcuda_path_env && !in.libcuda_path_env->empty()) {
+    const std::string& dir = *in.libcuda_path_env;
+    tc.libcuda_dirs = {dir};
+    tc.libcuda_how = "TRITON_LIBCUDA_PATH";
+    if (!exists(join(dir, soname)))
+      tc.libcuda_env_problem = exists(dir) && dir.find("libcuda.so") != std::string::npos
+                                   ? " names the file: Triton wants the folder that holds libcuda.so.1 (here " + dir_of(dir) + ")"
+                                   : " holds no libcuda.so.1: Triton links its launcher against that folder";
+    return;
+  }
+  tc.libcuda_tried.push_back("TRITON_LIBCUDA_PATH: not set");
+  if (!in.ldconfig_present) {
+    tc.libcuda_how = "none";
+    tc.libcuda_failure = "/sbin/ldconfig is missing and TRITON_LIBCUDA_PATH is not set: Triton cannot look for libcuda";
+    tc.libcuda_tried.push_back("/sbin/ldconfig: no such file");
+    return;
+  }
+  for (const auto& p : in.cache_libcuda_paths) {
+    const std::string d = dir_of(p);
+    if (std::find(tc.libcuda_dirs.begin(), tc.libcuda_dirs.end(), d) == tc.libcuda_dirs.end()) tc.libcuda_dirs.push_back(d);
+  }
+  tc.libcuda_how = "ldconfig cache";
+  tc.libcuda_tried.push_back("ldconfig -p: " + (in.cache_libcuda_paths.empty() ? std::string("no libcuda.so.1 line")
+                                                                               : std::to_string(in.cache_libcuda_paths.size()) + " libcuda.so.1 lines"));
+  if (tc.libcuda_dirs.empty() && !in.ld_library_path.empty()) {
+    tc.libcuda_how = "LD_LIBRARY_PATH";
+    std::size_t start = 0;
+    while (start <= in.ld_library_path.size()) {
+      std::size_t end = in.ld_library_path.find(':', start);
+      if (end == std::string::npos) end = in.ld_library_path.size();
+      const std::string d = in.ld_library_path.substr(start, end - start);
+      if (!d.empty() && exists(join(d, soname))) tc.libcuda_dirs.push_back(d);
+      tc.libcuda_tried.push_back("LD_LIBRARY_PATH " + (d.empty() ? std::string("(empty)") : d) + ": " +
+                                 (!d.empty() && exists(join(d, soname)) ? "has" : "no") + " libcuda.so.1");
+      start = end + 1;
+    }
+  }
+  bool any = false;
+  for (const auto& d : tc.libcuda_dirs) any = any || exists(join(d, soname));
+  if (!any) {
+    tc.libcuda_how = "none";
+    tc.libcuda_failure = "Triton's search for libcuda.so.1 finds nothing (its assert \"libcuda.so cannot found!\")";
+  }
+}
+
+// The launcher is linked with -L<dirs> and -l:libcuda.so.1 (or -lcuda: an unversioned libcuda.so).
+void check_launcher_link(const TritonInput& in, TritonToolchain& tc) {
+  if (!tc.libcuda_failure.empty() || !in.links_libcuda_soname.has_value()) return;
+  auto exists = [&](const std::string& p) { return in.file_exists && in.file_exists(p); };
+  const std::string needed = *in.links_libcuda_soname ? "libcuda.so.1" : "libcuda.so";
+  const char* flag = *in.links_libcuda_soname ? "-l:libcuda.so.1" : "-lcuda";
+  bool linkable = false;
+  for (const auto& d : tc.libcuda_dirs) linkable = linkable || exists(join(d, needed));
+  for (const auto& d : in.linker_dirs) linkable = linkable || exists(join(d, needed));
+  if (linkable) return;
+  tc.libcuda_failure = std::string("Triton's launcher links with ") + flag + " but no " + needed +
+                       " is in its folders or the linker's (\"cannot find " + flag + "\")";
+  for (const auto& d : tc.libcuda_dirs) tc.libcuda_tried.push_back("-L" + d + ": no " + needed);
 }
 
 }  // namespace
@@ -134,151 +191,32 @@ PtxasTarget ptxas_target(int major, int minor, int sm, bool arch_specific) {
   return t;
 }
 
-TritonReport triton_findings(const TritonInput& in) {
-  TritonReport rep;
-  auto exists = [&](const std::string& p) { return in.file_exists && in.file_exists(p); };
+TritonToolchain triton_toolchain(const TritonInput& in) {
+  TritonToolchain tc;
   auto find_tool = [&](const std::string& name) -> const TritonTool* {
     for (const auto& t : in.tools)
       if (t.name == name) return &t;
     return nullptr;
   };
-  const std::string sm = "sm_" + std::to_string(in.sm);
-
-  // Variables that name an unusable tool: Triton skips them without a word.
-  for (const auto& t : in.tools) {
-    if (t.override_path.empty() || t.override_problem.empty()) continue;
-    Finding f = make(FindingId::triton_env_path_bad, t.env_var,
-                     t.env_var + "=" + t.override_path + " is " + t.override_problem + ": Triton silently uses " +
-                         (t.bundled.empty() ? std::string("no ") + t.name + " at all" : "its bundled " + t.bundled) + " instead");
-    if (!t.bundled.empty()) f.evidence.push_back("bundled " + t.name + ": " + t.bundled + ", " + version_text(t.bundled_version));
-    rep.findings.push_back(std::move(f));
-  }
-
   // The ptxas Triton runs for this GPU: ptxas-blackwell (when the package has it) from sm_100 on.
   const TritonTool* tool = find_tool("ptxas");
   if (const TritonTool* bw = find_tool("ptxas-blackwell");
       bw != nullptr && in.sm >= 100 && (!bw->bundled.empty() || !bw->override_path.empty()))
     tool = bw;
   if (tool != nullptr) {
-    rep.ptxas = tool;
+    tc.ptxas = tool;
     if (!tool->override_path.empty() && tool->override_problem.empty()) {
-      rep.ptxas_path = tool->override_path;
-      rep.ptxas_version = tool->override_version;
+      tc.ptxas_path = tool->override_path;
+      tc.ptxas_version = tool->override_version;
     } else if (!tool->bundled.empty()) {
-      rep.ptxas_path = tool->bundled;
-      rep.ptxas_version = tool->bundled_version;
+      tc.ptxas_path = tool->bundled;
+      tc.ptxas_version = tool->bundled_version;
     }
   }
-  const std::string var = tool != nullptr ? tool->env_var : "TRITON_PTXAS_PATH";
-  if (rep.ptxas_path.empty()) {
-    Finding f = make(FindingId::triton_ptxas_missing, in.package_dir,
-                     "Triton has no ptxas: every kernel compilation fails with \"Cannot find ptxas\"");
-    f.evidence.push_back("no " + join(in.package_dir, "backends/nvidia/bin/" + (tool ? tool->name : std::string("ptxas"))));
-    f.evidence.push_back(var + (tool && !tool->override_path.empty() ? "=" + tool->override_path + " (" + tool->override_problem + ")"
-                                                                     : " is not set"));
-    rep.findings.push_back(std::move(f));
-  } else if (rep.ptxas_version && in.sm > 0) {
-    const PtxasTarget target = ptxas_target(rep.ptxas_version->major, rep.ptxas_version->minor, in.sm, in.sm >= 90);
-    if (target.support == SmSupport::too_old || target.support == SmSupport::dropped) {
-      const std::string need = target.support == SmSupport::too_old ? sm + " needs ptxas from CUDA " + target.first + " or newer"
-                                                                    : "CUDA " + target.last + " was the last release to target " + sm;
-      Finding f = make(FindingId::triton_ptxas_unsupported_sm, rep.ptxas_path,
-                       "Triton's ptxas " + rep.ptxas_path + " is " + version_text(rep.ptxas_version) + ": " + need +
-                           "; set " + var + " to a ptxas that targets " + sm);
-      f.evidence.push_back(rep.ptxas_version->text);
-      f.evidence.push_back(rep.ptxas_path == tool->bundled ? "bundled with Triton " + (in.version.empty() ? "" : in.version + " ") +
-                                                                 "at " + in.package_dir
-                                                           : "named by " + var);
-      rep.findings.push_back(std::move(f));
-    }
-  }
-
-  // libcuda, the way Triton's libcuda_dirs() looks for it, then how its launcher links it.
-  const std::string soname = "libcuda.so.1";
-  std::vector<std::string> tried;
-  bool lookup_failed = false;
-  std::string failure;
-  if (in.libcuda_path_env && !in.libcuda_path_env->empty()) {
-    const std::string& dir = *in.libcuda_path_env;
-    rep.libcuda_dirs = {dir};
-    rep.libcuda_how = "TRITON_LIBCUDA_PATH";
-    if (!exists(join(dir, soname))) {
-      const bool names_file = exists(dir) && dir.find("libcuda.so") != std::string::npos;
-      Finding f = make(FindingId::triton_env_path_bad, "TRITON_LIBCUDA_PATH",
-                       "TRITON_LIBCUDA_PATH=" + dir +
-                           (names_file ? " names the file: Triton wants the folder that holds libcuda.so.1 (here " + dir_of(dir) + ")"
-                                       : " holds no libcuda.so.1: Triton links its launcher against that folder"));
-      rep.findings.push_back(std::move(f));
-    }
-  } else if (!in.ldconfig_present) {
-    lookup_failed = true;
-    rep.libcuda_how = "none";
-    failure = "/sbin/ldconfig is missing and TRITON_LIBCUDA_PATH is not set: Triton cannot look for libcuda";
-    tried.push_back("TRITON_LIBCUDA_PATH: not set");
-    tried.push_back("/sbin/ldconfig: no such file");
-  } else {
-    tried.push_back("TRITON_LIBCUDA_PATH: not set");
-    for (const auto& p : in.cache_libcuda_paths) {
-      const std::string d = dir_of(p);
-      if (std::find(rep.libcuda_dirs.begin(), rep.libcuda_dirs.end(), d) == rep.libcuda_dirs.end()) rep.libcuda_dirs.push_back(d);
-    }
-    rep.libcuda_how = "ldconfig cache";
-    tried.push_back("ldconfig -p: " + (in.cache_libcuda_paths.empty() ? std::string("no libcuda.so.1 line")
-                                                                      : std::to_string(in.cache_libcuda_paths.size()) + " libcuda.so.1 lines"));
-    if (rep.libcuda_dirs.empty() && !in.ld_library_path.empty()) {
-      rep.libcuda_how = "LD_LIBRARY_PATH";
-      std::size_t start = 0;
-      while (start <= in.ld_library_path.size()) {
-        std::size_t end = in.ld_library_path.find(':', start);
-        if (end == std::string::npos) end = in.ld_library_path.size();
-        const std::string d = in.ld_library_path.substr(start, end - start);
-        if (!d.empty() && exists(join(d, soname))) rep.libcuda_dirs.push_back(d);
-        tried.push_back("LD_LIBRARY_PATH " + (d.empty() ? std::string("(empty)") : d) + ": " +
-                        (!d.empty() && exists(join(d, soname)) ? "has" : "no") + " libcuda.so.1");
-        start = end + 1;
-      }
-    }
-    bool any = false;
-    for (const auto& d : rep.libcuda_dirs) any = any || exists(join(d, soname));
-    if (!any) {
-      lookup_failed = true;
-      rep.libcuda_how = "none";
-      failure = "Triton's search for libcuda.so.1 finds nothing (its assert \"libcuda.so cannot found!\")";
-    }
-  }
-  // The launcher is linked with -L<dirs> and -l:libcuda.so.1 (or -lcuda: an unversioned libcuda.so).
-  if (!lookup_failed && in.links_libcuda_soname.has_value()) {
-    const std::string needed = *in.links_libcuda_soname ? soname : "libcuda.so";
-    bool linkable = false;
-    for (const auto& d : rep.libcuda_dirs) linkable = linkable || exists(join(d, needed));
-    for (const auto& d : in.linker_dirs) linkable = linkable || exists(join(d, needed));
-    if (!linkable) {
-      lookup_failed = true;
-      failure = std::string("Triton's launcher links with ") + (*in.links_libcuda_soname ? "-l:libcuda.so.1" : "-lcuda") +
-                " but no " + needed + " is in its folders or the linker's (\"cannot find " +
-                (*in.links_libcuda_soname ? "-l:libcuda.so.1" : "-lcuda") + "\")";
-      for (const auto& d : rep.libcuda_dirs) tried.push_back("-L" + d + ": no " + needed);
-    }
-  }
-  if (lookup_failed && in.driver_found) {
-    Finding f = make(FindingId::triton_libcuda_not_found, in.package_dir, failure);
-    f.evidence = tried;
-    f.evidence.push_back("an ordinary process here does find libcuda.so.1 (the loader's search), so only Triton fails");
-    rep.findings.push_back(std::move(f));
-  }
-
-  // The summary: what Triton will use.
-  std::string summary = "Triton" + (in.version.empty() ? std::string() : " " + in.version) + " at " + in.package_dir;
-  Finding s = make(FindingId::triton_toolchain, in.package_dir, summary);
-  s.evidence.push_back("ptxas for " + sm + ": " + (rep.ptxas_path.empty() ? std::string("none") : rep.ptxas_path + ", " + version_text(rep.ptxas_version)) +
-                       " [" + (rep.ptxas_path.empty() ? std::string("missing") : tool != nullptr && rep.ptxas_path == tool->override_path ? var : std::string("bundled")) + "]");
-  std::string dirs;
-  for (const auto& d : rep.libcuda_dirs) dirs += (dirs.empty() ? "" : ", ") + d;
-  s.evidence.push_back("libcuda folders: " + (dirs.empty() ? std::string("none") : dirs) + " [" + rep.libcuda_how + "]");
-  if (in.links_libcuda_soname.has_value())
-    s.evidence.push_back(std::string("launcher links ") + (*in.links_libcuda_soname ? "-l:libcuda.so.1" : "-lcuda (needs libcuda.so)"));
-  rep.findings.push_back(std::move(s));
-  return rep;
+  tc.ptxas_var = tool != nullptr ? tool->env_var : "TRITON_PTXAS_PATH";
+  find_libcuda(in, tc);
+  check_launcher_link(in, tc);
+  return tc;
 }
 
 std::optional<std::string> find_triton_package(const std::string& dir) {

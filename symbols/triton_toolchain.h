@@ -13,7 +13,6 @@
 #include <string_view>
 #include <vector>
 
-#include "catalog/findings.h"
 #include "symbols/ld_cache.h"
 
 namespace cudashim::symbols {
@@ -71,19 +70,23 @@ struct TritonInput {
   std::function<bool(const std::string&)> file_exists;  // a regular file (or a link to one) at the path
 };
 
-struct TritonReport {
-  std::vector<std::string> libcuda_dirs;  // what libcuda_dirs() returns ("" entries never)
-  std::string libcuda_how;                // "TRITON_LIBCUDA_PATH", "ldconfig cache", "LD_LIBRARY_PATH", "none"
+// What Triton will use, as its own code would pick it: the ptxas for the input's SM, and the
+// libcuda folders its libcuda_dirs() returns with, when the search or the launcher's link fails,
+// why and what was tried. Its findings are policy/rules/toolchain.h's.
+struct TritonToolchain {
   const TritonTool* ptxas = nullptr;      // the ptxas Triton uses for `sm` (into the input's tools)
   std::string ptxas_path;                 // the file it runs; "" none
   std::optional<ToolVersion> ptxas_version;
-  std::vector<Finding> findings;
+  std::string ptxas_var = "TRITON_PTXAS_PATH";  // the variable that would name another
+  std::vector<std::string> libcuda_dirs;  // what libcuda_dirs() returns ("" entries never)
+  std::string libcuda_how;                // "TRITON_LIBCUDA_PATH", "ldconfig cache", "LD_LIBRARY_PATH", "none"
+  std::string libcuda_env_problem;        // what is wrong with TRITON_LIBCUDA_PATH's folder ("" nothing, or unset)
+  std::string libcuda_failure;            // why Triton finds or links no libcuda; "" when it does
+  std::vector<std::string> libcuda_tried; // the places the search looked, in order
 };
 
-// The findings for one Triton install: triton.ptxas-missing, triton.ptxas-unsupported-sm,
-// triton.env-path-bad, triton.libcuda-not-found, and a triton.toolchain summary. The report
-// points into `input`, which must outlive it.
-TritonReport triton_findings(const TritonInput& input);
+// The toolchain Triton picks for `input`; points into `input`, which must outlive it.
+TritonToolchain triton_toolchain(const TritonInput& input);
 
 // The triton package folder `dir` stands for: `dir` itself (it holds backends/nvidia) or
 // dir/triton; nullopt when neither.

@@ -14,7 +14,14 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "policy/rules/driver.h"
+#include "policy/rules/fatbin.h"
+#include "policy/rules/libraries.h"
+#include "policy/rules/library_search.h"
+#include "policy/rules/toolchain.h"
+#include "policy/rules/version_shortfalls.h"
 #include "symbols/bounded_read.h"
+#include "symbols/resolution_text.h"
 #include "symbols/version_check.h"
 #include "tools/doctor.h"
 
@@ -26,7 +33,6 @@ namespace {
 
 constexpr std::size_t kMaxWalkEntries = 500000;  // folder entries visited in one scan
 constexpr std::size_t kMaxElfFiles = 50000;
-constexpr std::size_t kMaxEvidence = 12;         // lines of one list in one finding
 
 // Whether `p` is a regular file that starts like ELF. Never opens a FIFO or a device (bounded_read.h).
 bool has_elf_magic(const fs::path& p) {
@@ -153,35 +159,6 @@ LibraryVersion version_with(const std::string& path, const std::string& real_pat
   return {"", "unknown"};
 }
 
-std::string reason_text(const Resolution& r) {
-  std::string text = reason_name(r.reason);
-  if ((r.reason == SearchReason::rpath || r.reason == SearchReason::runpath) && !r.from.empty()) text += " of " + r.from;
-  return text;
-}
-
-// "picked: PATH [reason]" and the places tried before it.
-void add_resolution_evidence(const Resolution& r, std::vector<std::string>& out) {
-  if (r.found())
-    out.push_back("the loader picks " + r.path + " [" + reason_text(r) + "]");
-  else if (!r.error.empty())
-    out.push_back("the loader stops at " + r.error);
-  else
-    out.push_back("the loader finds no " + r.name);
-  std::size_t shown = 0;
-  const std::size_t before = r.found() && !r.tried.empty() ? r.tried.size() - 1 : r.tried.size();
-  for (std::size_t i = 0; i < before; ++i) {
-    const auto& t = r.tried[i];
-    if (shown++ == kMaxEvidence) {
-      out.push_back("  ... and " + std::to_string(before - kMaxEvidence) + " more places");
-      break;
-    }
-    const std::string where = !t.path.empty() ? t.path : !t.dir.empty() ? t.dir : t.from;
-    out.push_back("  tried " + where + " [" + reason_name(t.reason) + "]: " + t.outcome);
-  }
-}
-
-bool in_stubs_folder(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
-
 // Whether `path` lies inside NVIDIA's or a framework's own package of a Python environment
 // (nvidia, torch, triton, jaxlib, jax_plugins, cupy, ... right below a folder named site-packages
 // or dist-packages, or below one of `site_roots`, the scanned folders that look like one): files
@@ -253,96 +230,6 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> content_identity(const st
 
 Finding make(FindingId id, std::string subject, std::string message) {
   return Finding{id, std::move(subject), std::move(message), {}};
-}
-
-// The versioned-symbol findings of one library: one per needed file.
-void add_shortfalls(const std::vector<VersionShortfall>& shortfalls, std::vector<DoctorFinding>& out) {
-  std::map<std::pair<std::string, int>, std::vector<const VersionShortfall*>> groups;  // (file, kind) -> items
-  for (const auto& s : shortfalls) {
-    if (s.weak || s.kind == ShortfallKind::provider_not_found) continue;  // weak: the loader only warns
-    groups[{s.needed_file, static_cast<int>(s.kind)}].push_back(&s);
-  }
-  for (const auto& [key, items] : groups) {
-    const VersionShortfall& first = *items.front();
-    const bool symbol = first.kind == ShortfallKind::missing_symbol;
-    Finding f = make(symbol ? FindingId::versioned_symbol_shortfall : FindingId::version_node_missing, first.library,
-                     fs::path(first.library).filename().string() + ": " + describe(first));
-    std::size_t functions = 0;
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      if (i == kMaxEvidence) {
-        f.evidence.push_back("... and " + std::to_string(items.size() - kMaxEvidence) + " more");
-        break;
-      }
-      f.evidence.push_back((symbol ? "needs " + items[i]->symbol + "@" : "needs version node ") + items[i]->version +
-                           " from " + items[i]->needed_file);
-    }
-    for (const auto* s : items) functions += s->is_function ? 1 : 0;
-    add_resolution_evidence(first.resolution, f.evidence);
-    if (symbol)
-      f.evidence.push_back(functions == items.size()
-                               ? "all are functions: the load fails with RTLD_NOW/LD_BIND_NOW, else at the first call"
-                               : "some are data: the load itself fails");
-    if (!first.note.empty()) f.evidence.push_back(first.note);
-    out.push_back(std::move(f));
-  }
-}
-
-void add_fatbin_findings(const LibraryReport& lib, std::vector<DoctorFinding>& out) {
-  if (!lib.coverage) return;
-  const Coverage& c = *lib.coverage;
-  if (c.containers == 0) return;
-  auto archs = [&] {
-    std::string s = "SASS: ";
-    for (const auto& a : c.sass_archs) s += a + " ";
-    s += "| PTX: ";
-    for (const auto& a : c.ptx_archs) s += a + " ";
-    return s;
-  };
-  const std::string sm = "sm_" + std::to_string(c.sm);
-  // A library that embeds fatbins of its own (cuFFT) and has code for the GPU there does not
-  // depend on its registered one.
-  const bool own_code = lib.embedded_coverage && lib.embedded_coverage->kind != CoverageKind::none;
-  if (c.kind == CoverageKind::none && !own_code) {
-    Finding f = make(FindingId::fatbin_no_kernel_image, lib.path,
-                     fs::path(lib.path).filename().string() + ": no kernel image for " + sm);
-    f.evidence.push_back(archs());
-    f.evidence.push_back(std::to_string(c.containers) + " fatbin containers with kernels, none with a cubin or PTX usable on " + sm);
-    out.push_back(std::move(f));
-  } else if (c.containers_ptx_only > 0) {
-    Finding f = make(FindingId::fatbin_no_sass, lib.path,
-                     fs::path(lib.path).filename().string() + ": " + std::to_string(c.containers_ptx_only) + " of " +
-                         std::to_string(c.containers) + " fatbin containers have no SASS for " + sm +
-                         " and are JIT-compiled from " + c.best_ptx);
-    f.evidence.push_back(archs());
-    f.evidence.push_back(std::to_string(c.ptx_jit_bytes) + " bytes of PTX to JIT-compile at first use");
-    out.push_back(std::move(f));
-  }
-}
-
-// A large library whose device code mostly serves other GPUs: how much, and for which.
-void add_fatbin_size_finding(const LibraryReport& lib, std::vector<DoctorFinding>& out) {
-  constexpr std::uint64_t kLarge = 64ull << 20;  // device code worth a look
-  if (!lib.fatbin_bytes) return;
-  const FatbinBytes& b = *lib.fatbin_bytes;
-  if (b.stored_bytes < kLarge || b.used_stored_bytes * 2 > b.stored_bytes) return;
-  auto mib = [](std::uint64_t v) { return std::to_string((v + (1u << 19)) >> 20) + " MiB"; };
-  const std::uint64_t other = b.stored_bytes - b.used_stored_bytes;
-  const std::string sm = "sm_" + std::to_string(b.sm);
-  Finding f = make(FindingId::fatbin_mostly_other_archs, lib.path,
-                   fs::path(lib.path).filename().string() + ": " + mib(other) + " of " + mib(b.stored_bytes) + " of device code (" +
-                       std::to_string(other * 100 / b.stored_bytes) + "%) is for other GPUs than " + sm + "; " + sm + " uses " +
-                       mib(b.used_stored_bytes));
-  std::vector<const ArchBytes*> archs;
-  for (const auto& a : b.archs) archs.push_back(&a);
-  std::stable_sort(archs.begin(), archs.end(), [](const ArchBytes* x, const ArchBytes* y) { return x->stored_bytes > y->stored_bytes; });
-  for (std::size_t i = 0; i < archs.size() && i < kMaxEvidence; ++i) {
-    const ArchBytes& a = *archs[i];
-    f.evidence.push_back(a.arch + ": " + mib(a.stored_bytes) + " stored (" + mib(a.uncompressed_bytes) + " uncompressed) in " +
-                         std::to_string(a.entries) + " entries" +
-                         (a.used_entries > 0 ? "; " + std::to_string(a.used_entries) + " used on " + sm : std::string()));
-  }
-  if (archs.size() > kMaxEvidence) f.evidence.push_back("... and " + std::to_string(archs.size() - kMaxEvidence) + " more architectures");
-  out.push_back(std::move(f));
 }
 
 }  // namespace
@@ -518,11 +405,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
         }
         lib.cuda_needed.push_back(r);
         if (needed->family == "cuda") {
-          if (r.found() && in_stubs_folder(r.path)) {
-            Finding f = make(FindingId::stub_libcuda, path, fs::path(path).filename().string() + " would load the stub " + r.path);
-            add_resolution_evidence(r, f.evidence);
-            findings.push_back(std::move(f));
-          }
+          if (auto f = policy::stub_needed(path, r)) findings.push_back(std::move(*f));
           continue;  // a missing driver is reported once, below
         }
         if (!r.found()) {
@@ -531,22 +414,18 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
           entry.first.push_back(path);
         }
       }
-      add_shortfalls(check_versions_in_tree(t, 0), findings);
+      policy::add_version_shortfall_findings(check_versions_in_tree(t, 0), findings);
 
-      std::map<std::string, std::map<int, std::string>> majors;  // family -> major -> path
+      // The tree is one process: the libraries it would load together.
+      std::vector<policy::LibraryCopy> loaded;
       for (const auto& obj : t.objects) {
         if (!obj.facts) continue;
         auto n = classify_cuda_library(obj.facts->soname.empty() ? obj.name : obj.facts->soname);
-        if (n && n->major >= 0) majors[n->family].emplace(n->major, obj.resolution.path);
+        if (n && n->major >= 0)
+          loaded.push_back({obj.resolution.path, obj.resolution.path, n->family, n->stem, n->major,
+                            n->family + " " + std::to_string(n->major) + ": " + obj.resolution.path});
       }
-      for (const auto& [family, by_major] : majors) {
-        if (by_major.size() < 2) continue;
-        Finding f = make(FindingId::mixed_majors_in_process, path,
-                         fs::path(path).filename().string() + " loads " + std::to_string(by_major.size()) + " majors of " +
-                             family);
-        for (const auto& [major, where] : by_major) f.evidence.push_back(family + " " + std::to_string(major) + ": " + where);
-        findings.push_back(std::move(f));
-      }
+      for (auto& f : policy::library_copy_findings(loaded, {policy::CopiesSeen::in_process, path})) findings.push_back(std::move(f));
     }
 
     if (work[i].fatbin) {
@@ -565,8 +444,8 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       lib.fatbin_embedded_containers = fatbin.embedded_containers;
       lib.fatbin_bytes = fatbin_bytes(fatbin, sm);
       lib.fatbin_registered_bytes = fatbin_bytes(fatbin, sm, FatbinSource::registered);
-      add_fatbin_findings(lib, findings);
-      add_fatbin_size_finding(lib, findings);
+      policy::add_fatbin_coverage_findings(lib.path, lib.coverage, lib.embedded_coverage, findings);
+      policy::add_fatbin_size_finding(lib.path, lib.fatbin_bytes, findings);
       work[i].fatbin.reset();  // the entries are not needed any more
     } else if (!work[i].fatbin_error.empty()) {
       findings.push_back(make(FindingId::unreadable_file, path, work[i].fatbin_error));
@@ -576,26 +455,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
 
   // The libraries the loader cannot find, once each, with the exact requirement a framework pins.
-  for (const auto& [name, entry] : missing) {
-    const auto& [needers, r] = entry;
-    DoctorFinding f = make(FindingId::library_not_found, needers.front(),
-                           fs::path(needers.front()).filename().string() + ": " + name + ": cannot open shared object file" +
-                               (needers.size() > 1 ? " (and " + std::to_string(needers.size() - 1) + " more files need it)" : ""));
-    for (std::size_t i = 0; i < needers.size() && i < kMaxEvidence; ++i) f.evidence.push_back("needed by " + needers[i]);
-    if (needers.size() > kMaxEvidence) f.evidence.push_back("... and " + std::to_string(needers.size() - kMaxEvidence) + " more");
-    add_resolution_evidence(r, f.evidence);
-    const FrameworkInfo* owner = nullptr;
-    for (const auto& fw : frameworks)
-      if (pinned_requirement(fw, name) &&
-          (owner == nullptr || needers.front().rfind(fs::absolute(fw.site_packages).lexically_normal().string(), 0) == 0))
-        owner = &fw;
-    if (owner != nullptr) {
-      const std::string req = *pinned_requirement(*owner, name);
-      f.exact_fix = "pip install \"" + req + "\" (" + owner->name + " " + owner->version + " requires it: Requires-Dist in its METADATA)";
-      f.evidence.push_back(owner->name + " " + owner->version + " pins " + req);
-    }
-    findings.push_back(std::move(f));
-  }
+  for (const auto& [name, entry] : missing) findings.push_back(policy::library_not_found(name, entry.first, entry.second, frameworks));
 
   // Byte-identical copies (same size and content) are one library: one row, its paths listed.
   {
@@ -647,45 +507,17 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
 
   // Across the scanned set: copies and majors of each library.
-  std::map<std::string, std::vector<std::size_t>> by_family, by_stem_major;
-  for (std::size_t i = 0; i < report.libraries.size(); ++i) {
-    const auto& lib = report.libraries[i];
-    if (!lib.cuda || lib.cuda->major < 0) continue;
-    by_family[lib.cuda->family].push_back(i);
-    by_stem_major[lib.cuda->stem + ".so." + std::to_string(lib.cuda->major)].push_back(i);
-  }
-  auto line = [&](std::size_t i) {
-    const auto& lib = report.libraries[i];
-    std::string text = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
-                       lib.version.source + ")";
-    for (const auto& copy : lib.identical_copies) text += "; identical: " + copy;
-    return text;
-  };
-  for (const auto& [family, items] : by_family) {
-    std::set<int> majors;
-    for (auto i : items) majors.insert(report.libraries[i].cuda->major);
-    if (majors.size() < 2) continue;
-    DoctorFinding f = make(FindingId::mixed_majors, family, std::to_string(majors.size()) + " majors of " + family + " in the scanned set");
-    // The majors outside the frameworks' own bundled copies: one at most (Triton's cupti 12 next to
-    // NVIDIA's cupti 13 wheel) is the framework's choice, nothing the user can change.
-    std::set<int> loose;
-    for (auto i : items) {
-      f.evidence.push_back(line(i));
-      if (!bundled_by_framework(report.libraries[i].path, site_roots)) loose.insert(report.libraries[i].cuda->major);
+  {
+    std::vector<policy::LibraryCopy> scanned;
+    for (const auto& lib : report.libraries) {
+      if (!lib.cuda || lib.cuda->major < 0) continue;
+      std::string line = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
+                         lib.version.source + ")";
+      for (const auto& copy : lib.identical_copies) line += "; identical: " + copy;
+      scanned.push_back({lib.path, lib.real_path, lib.cuda->family, lib.cuda->stem, lib.cuda->major, std::move(line),
+                         in_vendor_package(lib.path, site_roots), bundled_by_framework(lib.path, site_roots)});
     }
-    f.vendor_internal = loose.size() < 2;
-    findings.push_back(std::move(f));
-  }
-  for (const auto& [name, items] : by_stem_major) {
-    if (items.size() < 2) continue;
-    DoctorFinding f = make(FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name);
-    bool all_vendor = true;
-    for (auto i : items) {
-      f.evidence.push_back(line(i));
-      all_vendor = all_vendor && in_vendor_package(report.libraries[i].path, site_roots);
-    }
-    f.vendor_internal = all_vendor;  // copies that NVIDIA's and the frameworks' wheels bring along
-    findings.push_back(std::move(f));
+    for (auto& f : policy::library_copy_findings(scanned, {policy::CopiesSeen::in_scanned_set, ""})) findings.push_back(std::move(f));
   }
 
   // cuDNN: libcudnn.so.N dlopen()s its sub-libraries by name, through its own RUNPATH.
@@ -694,7 +526,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     if (!lib.cuda || lib.cuda->stem != "cudnn" || lib.cuda->major < 0) continue;
     const std::string home = fs::path(lib.real_path).parent_path().string();
     std::vector<std::string> evidence;
-    bool split = false;
+    std::vector<policy::CudnnPart> parts;
     for (const auto& sub : cudnn_sublibrary_sonames(lib.cuda->major)) {
       Resolution r = find_library(sub, *facts_of[i], {}, env);
       if (!r.found()) continue;
@@ -702,13 +534,10 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       const fs::path real = fs::canonical(r.path, ec);
       const auto name = classify_cuda_library(real.filename().string());
       const std::string version = name ? name->version : "";
-      const bool other_dir = real.parent_path().string() != home;
-      const bool other_version = lib.version.source == "file name" && version.find('.') != std::string::npos &&
-                                 version != lib.version.version;
-      split = split || other_dir || other_version;
+      parts.push_back({real.parent_path().string(), version});
       evidence.push_back(sub + " => " + r.path + " [" + reason_text(r) + "]" + (version.empty() ? "" : " " + version));
     }
-    if (!split) continue;
+    if (!policy::cudnn_split({home, lib.version.source == "file name" ? lib.version.version : ""}, parts)) continue;
     Finding f = make(FindingId::cudnn_split_folders, lib.path,
                      "libcudnn in " + home + " would load sub-libraries from elsewhere or of another version");
     f.evidence = std::move(evidence);
@@ -726,17 +555,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   anyone.machine = EM_X86_64;
 #endif
   const Resolution driver = find_library("libcuda.so.1", anyone, {}, env);
-  for (const auto& r : {driver, find_library("libcuda.so", anyone, {}, env)}) {
-    if (!r.found() || !in_stubs_folder(r.path)) continue;
-    Finding f = make(FindingId::stub_libcuda, r.name, "a process here would load the stub " + r.path + " as " + r.name);
-    add_resolution_evidence(r, f.evidence);
-    findings.push_back(std::move(f));
-  }
-  if (!driver.found()) {
-    Finding f = make(FindingId::driver_not_found, "libcuda.so.1", "libcuda.so.1 is not on the loader's search path");
-    add_resolution_evidence(driver, f.evidence);
-    findings.push_back(std::move(f));
-  }
+  policy::add_driver_search_findings(driver, find_library("libcuda.so", anyone, {}, env), findings);
   // The driver bridge: the host's kernel module against the libcuda a process here would load,
   // and every libcuda copy where the loader (or a compat setup) could find one.
   {
@@ -761,7 +580,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     bridge.libcuda = find_libcuda_copies(folders, driver.found() ? driver.path : "", mount_points(host.mountinfo_text));
     bridge.nvml_driver_version = host.nvml_driver_version;
     bridge.gpu_name = host.gpu_name;
-    for (auto& f : driver_bridge_findings(bridge)) findings.push_back(std::move(f));
+    for (auto& f : policy::driver_bridge_findings(bridge)) findings.push_back(std::move(f));
     if (host.kernel_version_text)
       if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
         report.driver.kernel_module = k->version.text;
@@ -785,7 +604,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       if (!pkg || !seen.insert(fs::weakly_canonical(*pkg).string()).second) continue;
       const TritonInput in = read_triton_input(*pkg, sm, host.getenv ? host.getenv : no_env, env.cache ? &*env.cache : nullptr,
                                                env.ld_library_path, env.default_dirs, driver.found());
-      TritonReport t = triton_findings(in);
+      policy::TritonReport t = policy::triton_findings(in);
       TritonSummary summary;
       summary.package_dir = in.package_dir;
       summary.version = in.version;
@@ -815,9 +634,7 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
   }
 
   // What NVIDIA's and the frameworks' own files carry for other GPUs is no one's to fix here.
-  for (auto& f : findings)
-    if ((f.id == FindingId::fatbin_no_sass || f.id == FindingId::fatbin_mostly_other_archs) && in_vendor_package(f.subject, site_roots))
-      f.vendor_internal = true;
+  policy::mark_vendor_fatbin_findings(findings, [&](const std::string& path) { return in_vendor_package(path, site_roots); });
 
   if (sm_source == "assumed") {
     findings.push_back(make(FindingId::sm_assumed, "sm_" + std::to_string(sm),

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 #include "symbols/nvml_api.h"
 #include "tools/report_reader.h"
 

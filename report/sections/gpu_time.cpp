@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 #include "policy/sync_rules.h"
 #include "recorder/clock.h"
 #include "recorder/gpu_intervals.h"

@@ -6,7 +6,7 @@
 // docs/report-schema.md.
 #include <fmt/format.h>
 
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 #include "policy/managed_paging.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"

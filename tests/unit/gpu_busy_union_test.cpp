@@ -1,11 +1,11 @@
 // gpu_busy_union_test.cpp: the precise mode's busy union (policy/gpu_busy_union.h) and the
-// diagnosis of policy/gpu_time_rules.h when CUPTI's intervals are there, from intervals made up here.
+// diagnosis of policy/rules/gpu_time.h when CUPTI's intervals are there, from intervals made up here.
 #include <catch2/catch.hpp>
 
 #include <vector>
 
 #include "policy/gpu_busy_union.h"
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 
 using namespace cudashim;
 using recorder::GpuInterval;

@@ -1,10 +1,10 @@
 // gpu_time_rules_test.cpp: the busy shares, the steady window, the diagnosis and the two
-// findings of policy/gpu_time_rules.h at their thresholds, from samples made up here.
+// findings of policy/rules/gpu_time.h at their thresholds, from samples made up here.
 #include <catch2/catch.hpp>
 
 #include <vector>
 
-#include "policy/gpu_time_rules.h"
+#include "policy/rules/gpu_time.h"
 #include "symbols/nvml_api.h"
 
 using namespace cudashim;

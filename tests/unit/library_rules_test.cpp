@@ -1,5 +1,6 @@
-// The live library rules (policy/library_rules.cpp): driver vs. runtime numbers,
-// the environment traps and the module findings, each triggering and not.
+// The live library rules (policy/rules/libraries.cpp): driver vs. runtime numbers,
+// the environment traps and the module findings, each triggering and not; and the rules on
+// the loaded set that the doctor shares (two majors, copies, cuDNN parts, the stub libcuda).
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -8,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "policy/library_rules.h"
+#include "policy/rules/libraries.h"
 
 using cudashim::policy::live_library_rules;
 using cudashim::policy::RuleInputs;
@@ -191,4 +192,61 @@ TEST_CASE("device code inside NVIDIA's or a framework's own library is info, wit
   CHECK(f[2].severity() == cudashim::Severity::info);
   CHECK(std::string(f[2].fix()).find("install a build of package nvidia made for sm_90") != std::string::npos);
   CHECK(f[2].evidence.back() == "other device code of libnccl.so.2 loaded for sm_90");
+}
+
+namespace {
+
+LoadedLibrary loaded(const std::string& path, const std::string& family, int major, const std::string& version) {
+  LoadedLibrary l;
+  l.path = l.real = path;
+  l.family = family;
+  l.major = major;
+  l.version = version;
+  l.version_source = "file name";
+  return l;
+}
+
+std::vector<std::string> loaded_ids(const std::vector<LoadedLibrary>& libs) {
+  std::vector<std::string> out;
+  for (const auto& f : cudashim::policy::loaded_library_findings(libs)) out.push_back(f.info().name + std::string(" ") + f.subject);
+  return out;
+}
+
+}  // namespace
+
+// The live inventory and the doctor judge a set of files with the same rules
+// (policy::library_copy_findings): copies are counted per library and major, majors per family.
+TEST_CASE("the loaded set: two majors, two copies of one library, the stub libcuda", "[library_rules]") {
+  const auto cudart12a = loaded("/venv/nvidia/cuda_runtime/lib/libcudart.so.12", "cudart", 12, "12.9");
+  const auto cudart12b = loaded("/usr/local/cuda-12.4/lib64/libcudart.so.12", "cudart", 12, "12.4");
+  const auto cudart13 = loaded("/usr/local/cuda-13.0/lib64/libcudart.so.13", "cudart", 13, "13.0");
+  // Two majors and, within major 12, two files: both are true, so both are said.
+  CHECK(loaded_ids({cudart12a, cudart12b, cudart13}) ==
+        std::vector<std::string>{"library.mixed-majors-in-process cudart", "library.duplicate cudart.so.12"});
+  // One file under two names is one copy; a private static runtime is no clash.
+  auto alias = cudart12a;
+  alias.path = "/venv/nvidia/cuda_runtime/lib/libcudart.so";
+  auto linked = cudart13;
+  linked.linkage = "static";
+  CHECK(loaded_ids({cudart12a, alias, linked}).empty());
+  // cuDNN's parts are different libraries of one family, not copies of one another.
+  const auto cudnn = loaded("/venv/nvidia/cudnn/lib/libcudnn.so.9", "cudnn", 9, "9");
+  const auto ops = loaded("/venv/nvidia/cudnn/lib/libcudnn_ops.so.9", "cudnn", 9, "9");
+  CHECK(loaded_ids({cudnn, ops}).empty());
+  const auto stub = loaded("/usr/local/cuda/lib64/stubs/libcuda.so.1", "cuda", 1, "");
+  CHECK(loaded_ids({stub}) == std::vector<std::string>{"driver.stub-libcuda /usr/local/cuda/lib64/stubs/libcuda.so.1"});
+}
+
+TEST_CASE("the loaded set: cuDNN parts from another folder or of another version", "[library_rules]") {
+  const auto cudnn = loaded("/opt/cudnn/lib/libcudnn.so.9.1.0", "cudnn", 9, "9.1.0");
+  const auto ops_here = loaded("/opt/cudnn/lib/libcudnn_ops.so.9.1.0", "cudnn", 9, "9.1.0");
+  const auto ops_elsewhere = loaded("/usr/lib/libcudnn_ops.so.9.1.0", "cudnn", 9, "9.1.0");
+  const auto ops_older = loaded("/opt/cudnn/lib/libcudnn_ops.so.9.0.0", "cudnn", 9, "9.0.0");
+  CHECK(loaded_ids({cudnn, ops_here}).empty());
+  CHECK(loaded_ids({cudnn, ops_elsewhere}) == std::vector<std::string>{"library.cudnn-split-folders cudnn"});
+  CHECK(loaded_ids({cudnn, ops_older}) == std::vector<std::string>{"library.cudnn-split-folders cudnn"});
+  // A major alone ("9") says nothing of the release: no version split.
+  auto ops_major_only = ops_older;
+  ops_major_only.version = "9";
+  CHECK(loaded_ids({cudnn, ops_major_only}).empty());
 }

@@ -2,12 +2,14 @@
 // flavours), libcuda file names, mount tables and copies, and the finding each situation gives.
 #include <unistd.h>
 
+#include "policy/rules/driver.h"
 #include "symbols/driver_bridge.h"
 #include "tests/unit/symbols_test_support.h"
 
 using namespace cudashim;
 using namespace cudashim::symbols;
 using namespace symbols_test;
+using cudashim::policy::driver_bridge_findings;
 
 namespace {
 

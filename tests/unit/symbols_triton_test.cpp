@@ -6,12 +6,15 @@
 #include <map>
 #include <set>
 
+#include "policy/rules/toolchain.h"
 #include "symbols/triton_toolchain.h"
 #include "tests/unit/symbols_test_support.h"
 
 using namespace cudashim;
 using namespace cudashim::symbols;
 using namespace symbols_test;
+using cudashim::policy::TritonReport;
+using cudashim::policy::triton_findings;
 
 namespace {
 

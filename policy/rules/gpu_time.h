@@ -1,4 +1,4 @@
-// gpu_time_rules.h: GPU busy and idle shares from NVML's utilization samples, the GPU's
+// policy/rules/gpu_time.h: GPU busy and idle shares from NVML's utilization samples, the GPU's
 // health over the same window, and the two findings drawn from them: gpu.idle (with its
 // diagnosis: sync-bound, host-bound, launch-bound) and gpu.clocks-throttled
 // (catalog/findings.def; how each number is measured and its error: docs/gpu-time.md).

@@ -1,5 +1,5 @@
-// gpu_time_rules.cpp: see gpu_time_rules.h.
-#include "policy/gpu_time_rules.h"
+// policy/rules/gpu_time.cpp: see gpu_time.h.
+#include "policy/rules/gpu_time.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-// sync_rules.cpp: evaluating findings from the recorded call sites.
+// policy/rules/sync.cpp: the sync, copy, stream and memory rules (declared in policy/sync_rules.h) that turn the recorded call sites into findings.
 #include "policy/sync_rules.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
-// library_rules.cpp: see library_rules.h.
-#include "policy/library_rules.h"
+// policy/rules/libraries.cpp: see libraries.h.
+#include "policy/rules/libraries.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "policy/user_frame.h"
+#include "symbols/cuda_library.h"
 #include "symbols/path_names.h"
 
 namespace cudashim::policy {
@@ -112,15 +113,17 @@ void environment_rules(const RuleInputs& in, std::vector<Finding>& out) {
                    {source}});
 }
 
-void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
-  if (in.loads == nullptr) return;
-  // One finding per calling module, with the loads' totals as evidence.
-  struct Group {
-    uint64_t loads = 0, bytes = 0, ns = 0;
-    int sm = 0;
-    std::vector<std::string> archs;
-  };
-  std::map<std::string, Group> jit, none;
+// One calling module's loads of one kind (PTX JIT-compiled, or no image for the GPU).
+struct ModuleGroup {
+  uint64_t loads = 0, bytes = 0, ns = 0;
+  int sm = 0;
+  std::vector<std::string> archs;
+};
+
+// One finding per calling module whose device code was JIT-compiled or had no image for the
+// GPU, with the loads' totals as evidence.
+void module_image_rules(const RuleInputs& in, std::vector<Finding>& out) {
+  std::map<std::string, ModuleGroup> jit, none;
   std::set<std::string> usable;  // modules some load of which had code that runs on this GPU
   for (const auto& m : *in.loads) {
     if (m.result == 0 && (m.coverage == "sass" || m.coverage == "ptx_jit")) usable.insert(m.who());
@@ -130,7 +133,7 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     g->bytes += m.coverage == "ptx_jit" ? m.ptx_jit_bytes : m.bytes;
     if (g->archs.size() < 4 && std::find(g->archs.begin(), g->archs.end(), m.archs) == g->archs.end()) g->archs.push_back(m.archs);
   }
-  auto evidence = [](const Group& g) {
+  auto evidence = [](const ModuleGroup& g) {
     std::vector<std::string> ev{fmt::format("{} load(s), {:.1f} ms", g.loads, g.ns / 1e6)};
     for (const auto& a : g.archs) ev.push_back("device code for: " + (a.empty() ? std::string("(not readable)") : a));
     return ev;
@@ -168,8 +171,11 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
     }
     out.push_back(std::move(f));
   }
-  // Device code loaded at run time that is mostly for other GPUs: the bytes the process
-  // mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
+}
+
+// Device code loaded at run time that is mostly for other GPUs: the bytes the process
+// mapped for nothing (the fatbins the CUDA runtime registers carry every architecture).
+void module_other_arch_rule(const RuleInputs& in, std::vector<Finding>& out) {
   if (in.modules.sass_bytes >= (64ull << 20) && in.modules.sass_bytes_for_sm * 2 < in.modules.sass_bytes) {
     std::map<std::string, std::pair<uint64_t, uint64_t>> by;  // owner (else caller) -> (SASS, SASS for this GPU)
     for (const auto& m : *in.loads) by[m.who()].first += m.sass_bytes, by[m.who()].second += m.sass_bytes_for_sm;
@@ -183,6 +189,10 @@ void module_rules(const RuleInputs& in, std::vector<Finding>& out) {
                                mib(in.modules.sass_bytes_for_sm)),
                    ev, true});
   }
+}
+
+// Module loads that took long in total, the slowest callers first.
+void module_slow_rule(const RuleInputs& in, std::vector<Finding>& out) {
   if (in.modules.ns >= in.slow_load_ns) {
     std::map<std::string, uint64_t> by_caller;
     for (const auto& m : *in.loads) by_caller[m.who()] += m.dt_ns;
@@ -203,7 +213,126 @@ std::vector<Finding> live_library_rules(const RuleInputs& in) {
   std::vector<Finding> out;
   driver_rules(in, out);
   environment_rules(in, out);
-  module_rules(in, out);
+  if (in.loads != nullptr) {
+    module_image_rules(in, out);
+    module_other_arch_rule(in, out);
+    module_slow_rule(in, out);
+  }
+  return out;
+}
+
+bool is_stub_libcuda(const std::string& path) { return path.find("/stubs/") != std::string::npos; }
+
+std::vector<Finding> library_copy_findings(const std::vector<LibraryCopy>& all, const CopiesSeen& seen) {
+  // One file under two names is one copy; a copy of no known major is nobody's twin.
+  std::vector<const LibraryCopy*> copies;
+  std::set<std::string> reals;
+  for (const auto& c : all)
+    if (c.major >= 0 && reals.insert(c.real.empty() ? c.path : c.real).second) copies.push_back(&c);
+  std::map<std::string, std::vector<const LibraryCopy*>> by_family, by_library;  // family; "stem.so.major"
+  for (const LibraryCopy* c : copies) {
+    by_family[c->family].push_back(c);
+    by_library[c->stem + ".so." + std::to_string(c->major)].push_back(c);
+  }
+  const bool process = seen.where == CopiesSeen::in_process;
+  const std::string in_this = seen.process.empty() ? " are loaded in this process" : "";
+  std::vector<Finding> out;
+  for (const auto& [family, items] : by_family) {
+    std::set<int> majors, loose;  // loose: the majors outside the frameworks' own bundled copies
+    for (const LibraryCopy* c : items) {
+      majors.insert(c->major);
+      if (!c->bundled) loose.insert(c->major);
+    }
+    if (majors.size() < 2) continue;
+    const std::string n = std::to_string(majors.size()) + " majors of " + family;
+    Finding f = process ? Finding{FindingId::mixed_majors_in_process, seen.process.empty() ? family : seen.process,
+                                  seen.process.empty() ? n + in_this : symbols::base_name(seen.process) + " loads " + n, {}}
+                        : Finding{FindingId::mixed_majors, family, n + " in the scanned set", {}};
+    for (const LibraryCopy* c : items) f.evidence.push_back(c->evidence);
+    // One major at most outside the frameworks' bundled copies (Triton's cupti 12 next to NVIDIA's
+    // cupti 13 wheel) is the framework's choice, nothing the user can change; in one process it
+    // still fails.
+    f.vendor_internal = !process && loose.size() < 2;
+    out.push_back(std::move(f));
+  }
+  for (const auto& [name, items] : by_library) {
+    if (items.size() < 2) continue;
+    Finding f{FindingId::duplicate_library, name, std::to_string(items.size()) + " copies of " + name + (process ? in_this : ""), {}};
+    bool all_vendor = true;
+    for (const LibraryCopy* c : items) {
+      f.evidence.push_back(c->evidence);
+      all_vendor = all_vendor && c->vendor;
+    }
+    f.vendor_internal = all_vendor;  // copies that NVIDIA's and the frameworks' wheels bring along
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+bool cudnn_split(const CudnnHome& home, const std::vector<CudnnPart>& parts) {
+  for (const auto& p : parts) {
+    if (p.folder != home.folder) return true;
+    const bool both_exact = home.file_version.find('.') != std::string::npos && p.version.find('.') != std::string::npos;
+    if (both_exact && p.version != home.file_version) return true;
+  }
+  return false;
+}
+
+std::vector<Finding> loaded_library_findings(const std::vector<symbols::LoadedLibrary>& libs) {
+  std::vector<Finding> out;
+  std::vector<LibraryCopy> copies;
+  std::vector<const symbols::LoadedLibrary*> cudnn;
+  std::set<std::string> seen;
+  for (const auto& l : libs) {
+    if (l.linkage == "static") continue;  // its own private copy: by design, not a clash
+    if (!seen.insert(l.real).second) continue;  // one file under two names
+    if (l.family == "cuda" && (is_stub_libcuda(l.path) || is_stub_libcuda(l.real)))
+      out.push_back({FindingId::stub_libcuda, l.path, "the link-time stub libcuda is loaded instead of the driver: every CUDA call fails",
+                     {l.path}});
+    const auto name = symbols::classify_cuda_library(symbols::base_name(l.path));
+    copies.push_back({l.path, l.real, l.family, name ? name->stem : l.family, l.major,
+                      l.real + (l.version.empty() ? "" : " (" + l.version + ")")});
+    if (l.family == "cudnn") cudnn.push_back(&l);
+  }
+  for (auto& f : library_copy_findings(copies, CopiesSeen{})) out.push_back(std::move(f));
+  if (cudnn.size() < 2) return out;
+  // cuDNN's parts against its main library (libcudnn.so.N) when it is loaded, else the first part.
+  const symbols::LoadedLibrary* main = cudnn.front();
+  for (const auto* l : cudnn)
+    if (auto n = symbols::classify_cuda_library(symbols::base_name(l->path)); n && n->stem == "cudnn") main = l;
+  const CudnnHome home{symbols::dir_name(main->real), main->version_source == "file name" ? main->version : ""};
+  std::vector<CudnnPart> parts;
+  std::set<std::string> folders;
+  Finding f{FindingId::cudnn_split_folders, "cudnn", "", {}};
+  for (const auto* l : cudnn) {
+    folders.insert(symbols::dir_name(l->real));
+    f.evidence.push_back(l->real + (l->version.empty() ? "" : " (" + l->version + ")"));
+    if (l != main) parts.push_back({symbols::dir_name(l->real), l->version_source == "file name" ? l->version : ""});
+  }
+  if (!cudnn_split(home, parts)) return out;
+  f.message = folders.size() > 1 ? "cuDNN parts loaded from " + std::to_string(folders.size()) + " folders"
+                                 : "cuDNN parts of another version than " + symbols::base_name(main->real) + " are loaded";
+  out.push_back(std::move(f));
+  return out;
+}
+
+std::vector<Finding> missing_import_findings(const std::vector<symbols::MissingImport>& missing) {
+  std::map<std::pair<std::string, std::string>, std::vector<symbols::MissingImport>> by;
+  for (const auto& m : missing) by[{m.importer, m.provider_path}].push_back(m);
+  std::vector<Finding> out;
+  for (const auto& [key, list] : by) {
+    const auto& first = list.front();
+    Finding f{FindingId::versioned_symbol_shortfall, key.first,
+              fmt::format("{} imports {}@{} from {}, and the loaded {} does not define it: the first call ends in "
+                          "\"undefined symbol\"{}",
+                          key.first, first.symbol, first.version, first.provider_soname, key.second,
+                          list.size() > 1 ? fmt::format(" ({} such functions)", list.size()) : ""),
+              {}};
+    for (size_t i = 0; i < list.size() && i < 5; ++i)
+      f.evidence.push_back("undefined symbol: " + list[i].symbol + ", version " + list[i].version);
+    f.evidence.push_back("provider as loaded: " + key.second);
+    out.push_back(std::move(f));
+  }
   return out;
 }
 
