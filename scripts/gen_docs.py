@@ -119,11 +119,14 @@ How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/use
   and is judged by visits alone. The report gives `steps` (the visits of its busiest site),
   hits and blocked time per step next to the share of wall.
 - **When it is decided.** The report and the exit summary judge the whole run, at exit.
-  The live log cannot know the run's end: it names a site at the first hit where the rule
-  holds over the window *so far* (from the first CUDA call: the loop window would cost each
-  hit a walk of the table) and the site's visits span at least one second, so a burst
+  The live log cannot know the run's end: it names a site once a hit of it finds the rule
+  holding over the window *so far* (from the first CUDA call: the loop window would cost a
+  walk of the table) and the site's visits spanning at least one second, so a burst
   early in the run (which fills the window so far) is never announced live, and a loop
-  shorter than a second has no live line: the exit summary and the report name it. (A
+  shorter than a second has no live line: the exit summary and the report name it. The
+  hooks only count; the flush thread makes that judgment about once a second, at each
+  site's latest hit, and the exit once more before its summary, so a line comes within
+  about a second of the hit that made it due, and none due is lost at exit. (A
   warning line for those at exit was tried: it made the SIGTERM-in-exit sweep,
   preload.endings.sigterm_sweep, lose its report in 2 of 5 runs, and was left out.) A live
   line can still be followed by a phase 20 times longer without the site; the exit summary

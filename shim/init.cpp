@@ -271,6 +271,7 @@ __attribute__((constructor)) void cudashim_start() {
   recorder::stream_add_tick(device_facts_tick);
   recorder::stream_add_tick(cupti_tick);
   recorder::stream_add_tick(wait_sampler_tick);
+  recorder::stream_add_tick(judge_pending_sites);  // the live findings' lines (shim/sync_observer.h)
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }
@@ -280,6 +281,7 @@ __attribute__((constructor)) void cudashim_start() {
 // when SIGTERM or SIGABRT ends the process; the report comes before the trace so that a
 // signal's deadline is spent on it first.
 void write_final_outputs() {
+  judge_pending_sites();  // the live lines still due, before the summary and the stream's last line
   if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
   const std::string path = default_report_path(*g_out_dir, *g_info);
   library_watch_final();  // its last library events go into the stream before the exit line

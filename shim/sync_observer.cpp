@@ -24,6 +24,8 @@ using recorder::CallSite;
 namespace rec = cudashim::recorder;
 
 std::atomic<bool> g_python_looked{false};
+// The legacy-stream finding, due for its one line (note_blocking_stream_launch -> judge_pending_sites).
+std::atomic<bool> g_legacy_stream_due{false};
 
 uint64_t thread_cpu_ns() {
   timespec ts;
@@ -88,21 +90,33 @@ bool set_call_sites(int on) {
   return before < 0 ? policy::sync_thresholds().call_sites : before == 1;
 }
 
-void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
-  // What calls made under this (outermost) one left for it, taken even when sites are off
-  // so that nothing stale reaches a later call: the driver allocation under cudaMalloc
-  // (note_inner_alloc), and a free the pool took under cudaFree (shim/pool.cpp).
-  ThreadFlags& ts = g_flags;
-  const uint64_t inner_key = ts.inner_alloc_key;
-  if (__builtin_expect(inner_key != 0, 0)) ts.inner_alloc_key = 0;
-  const bool pooled_free = ts.pooled_free;
-  if (__builtin_expect(pooled_free, 0)) ts.pooled_free = false;
+namespace {
+
+// What calls made under an outermost one left for it: the driver allocation under cudaMalloc
+// (note_inner_alloc), and a free the pool took under cudaFree (shim/pool.cpp).
+struct InnerNotes {
+  uint64_t alloc_key = 0;
+  bool pooled_free = false;
+};
+
+// Takes this thread's inner notes, so that nothing stale reaches a later call. Two TLS loads.
+[[gnu::always_inline]] inline InnerNotes take_inner_notes(ThreadFlags& ts) {
+  InnerNotes n{ts.inner_alloc_key, ts.pooled_free};
+  if (__builtin_expect(n.alloc_key != 0, 0)) ts.inner_alloc_key = 0;
+  if (__builtin_expect(n.pooled_free, 0)) ts.pooled_free = false;
+  return n;
+}
+
+// True when call sites are on (cudashim_set_call_sites, else the policy). One relaxed load.
+[[gnu::always_inline]] inline bool sites_on() {
   const int o = g_sites_override.load(std::memory_order_relaxed);
-  if (o == 0 || (o < 0 && !policy::sync_thresholds().call_sites)) return;
-  if (!g_python_looked.load(std::memory_order_relaxed)) {
-    install_python_readers();
-    g_python_looked.store(true, std::memory_order_relaxed);
-  }
+  return o == 1 || (o < 0 && policy::sync_thresholds().call_sites);
+}
+
+// The site of this hit (its Python location in `py`), counted: its place marks activity for
+// every other site. nullptr when the table is full.
+[[gnu::always_inline]] inline CallSite* hit_site(HookId id, const void* ra, uint64_t ticks, const CallFacts& f,
+                                                 rec::PyLocation& py) {
   const HookInfo& info = hook_info(id);
   // An asynchronous copy or memset that stays on the device can never be a finding
   // (policy::classify_site), so its site is the native one only: reading the Python
@@ -110,13 +124,13 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   // these are most of a transformer step's timed calls (~135 of 159).
   const bool device_async = info.kind == RecKind::COPY && info.timing == Timing::TIMED &&
                             (f.dir == CopyDir::D2D || f.dir == CopyDir::MEMSET);
-  rec::PyLocation py;
   if (!device_async)
     if (rec::PyLocate locate = rec::g_py_locate.load(std::memory_order_relaxed)) locate(py);
   CallSite* s = rec::site_for(id, ra, py);
-  if (s == nullptr) return;
+  if (s == nullptr) return nullptr;
   // A hit at another place than this thread's previous one is activity between the hits of
   // every other site: with launches, what tells a loop from a burst (policy::in_steady_loop).
+  ThreadFlags& ts = g_flags;
   const uint64_t place = py.code != nullptr ? reinterpret_cast<uintptr_t>(py.code) ^
                                                   (py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line))
                                             : reinterpret_cast<uintptr_t>(ra);
@@ -127,54 +141,94 @@ void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
   // The clock at this hit: the wrapper's own readings for a timed call, one read otherwise.
   const uint64_t now = f.t0 != 0 ? f.t0 + ticks : now_ticks();
   rec::site_hit(s, ticks, f.bytes, ts.activity, now);
-  if (ticks != 0) {  // the timeline (trace): timed calls only, start from the wrapper's own clock read
-    rec::ThreadSlot& slot = *rec::g_tls.slot;
-    const uint64_t n = slot.trace_next.load(std::memory_order_relaxed);
-    slot.trace[n % rec::kTraceSize] = {f.t0, ticks, s, static_cast<uint16_t>(id)};
-    slot.trace_next.store(n + 1, std::memory_order_release);
-  }
-  // A drain starts the sync-bound idle that the thread's next submitted work ends (shim/drain_idle.h),
-  // from the wrapper's own clock read at the return.
-  if (drains_queue(info, f.dir)) note_drained(s, f.t0 + ticks);
-  if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);  // leaks are reported by call site
-  else if (inner_key != 0 && runtime_alloc_row(id))  // only a runtime allocation claims it (never a stale key)
-    rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner_key, s);
-  if (pooled_free) s->pooled.fetch_add(1, std::memory_order_relaxed);
-  // Between an out-of-memory of this thread and its next successful allocation (shim/oom_notice.h):
-  // the frees there are an allocator's cache flush (only free sites look at this counter).
-  if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
 
-  if (info.kind == RecKind::COPY) {
-    const bool readback = policy::is_readback(f.dir, f.bytes);
-    if (readback) ts.readback_pending = true;  // a read-back is pending
-    // On a thread with no Python frame in a process with CPython (XLA's, serving jax.device_get):
-    // the wait sampler looks for the Python line waiting for a read-back (shim/wait_sampler.h).
-    if (f.dir == CopyDir::D2H || f.dir == CopyDir::H2D) {
-      if (ts.frameless_copier) note_copy_return(*rec::g_tls.slot, s, readback);  // its start was marked
-      ts.frameless_copier = py.code == nullptr && rec::g_py_locate.load(std::memory_order_relaxed) != nullptr;
-    }
-    if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
-        !is_pinned(f.host))
-      s->pageable.fetch_add(1, std::memory_order_relaxed);
+// The timeline (trace): timed calls only, from the wrapper's own clock read at the start.
+[[gnu::always_inline]] inline void note_trace(HookId id, CallSite* s, uint64_t ticks, const CallFacts& f) {
+  if (ticks == 0) return;
+  rec::ThreadSlot& slot = *rec::g_tls.slot;
+  const uint64_t n = slot.trace_next.load(std::memory_order_relaxed);
+  slot.trace[n % rec::kTraceSize] = {f.t0, ticks, s, static_cast<uint16_t>(id)};
+  slot.trace_next.store(n + 1, std::memory_order_release);
+}
+
+// What an allocation or a free tells its site: leaks are reported by call site (the ledger
+// entry gets it), frees the pool took are counted, and so are the frees made between an
+// out-of-memory of this thread and its next successful allocation (shim/oom_notice.h: an
+// allocator's cache flush; only free sites look at that counter).
+[[gnu::always_inline]] inline void note_memory(HookId id, CallSite* s, const CallFacts& f, const InnerNotes& inner) {
+  ThreadFlags& ts = g_flags;
+  if (f.key != 0) rec::ledger_attach_site(f.mem_kind, f.key, s);
+  else if (inner.alloc_key != 0 && runtime_alloc_row(id))  // only a runtime allocation claims it (never a stale key)
+    rec::ledger_attach_site(static_cast<MemKind>(ts.inner_alloc_kind), inner.alloc_key, s);
+  if (inner.pooled_free) s->pooled.fetch_add(1, std::memory_order_relaxed);
+  if (__builtin_expect(ts.oom_recovery, 0)) s->oom_flush.fetch_add(1, std::memory_order_relaxed);
+}
+
+// What a copy tells its site: a read-back pending for the next sync, the wait sampler's marks
+// on a thread with no Python frame in a process with CPython (XLA's, serving jax.device_get:
+// shim/wait_sampler.h), and an asynchronous copy's pageable host side.
+[[gnu::always_inline]] inline void note_copy(const HookInfo& info, CallSite* s, const CallFacts& f, const rec::PyLocation& py) {
+  ThreadFlags& ts = g_flags;
+  const bool readback = policy::is_readback(f.dir, f.bytes);
+  if (readback) ts.readback_pending = true;
+  if (f.dir == CopyDir::D2H || f.dir == CopyDir::H2D) {
+    if (ts.frameless_copier) note_copy_return(*rec::g_tls.slot, s, readback);  // its start was marked
+    ts.frameless_copier = py.code == nullptr && rec::g_py_locate.load(std::memory_order_relaxed) != nullptr;
   }
+  if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
+      !is_pinned(f.host))
+    s->pageable.fetch_add(1, std::memory_order_relaxed);
+}
+
+// A sync right after a read-back (.item()) is counted at the sync's site; any other call but a
+// copy ends the pending read-back.
+[[gnu::always_inline]] inline void note_readback_sync(const HookInfo& info, CallSite* s) {
+  ThreadFlags& ts = g_flags;
   if (info.timing == Timing::BLOCKING && info.family == Family::sync && ts.readback_pending) {
     s->after_readback.fetch_add(1, std::memory_order_relaxed);
     ts.readback_pending = false;
   } else if (info.kind != RecKind::COPY) {
     ts.readback_pending = false;
   }
-  if (f.cpu0 != 0) {
-    s->cpu_samples.fetch_add(1, std::memory_order_relaxed);
-    s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
-    s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
+}
+
+// A sampled blocking call's thread CPU time against its wall time (spinning or sleeping).
+[[gnu::always_inline]] inline void note_cpu_sample(CallSite* s, uint64_t ticks, const CallFacts& f) {
+  if (f.cpu0 == 0) return;
+  s->cpu_samples.fetch_add(1, std::memory_order_relaxed);
+  s->cpu_ns_sampled.fetch_add(thread_cpu_ns() - f.cpu0, std::memory_order_relaxed);
+  s->wall_ticks_sampled.fetch_add(ticks, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void observe(HookId id, const void* ra, uint64_t ticks, const CallFacts& f) {
+  const InnerNotes inner = take_inner_notes(g_flags);  // taken even when sites are off
+  if (!sites_on()) return;
+  if (!g_python_looked.load(std::memory_order_relaxed)) {
+    install_python_readers();
+    g_python_looked.store(true, std::memory_order_relaxed);
   }
-  // Most hits are of a site judged long ago or not yet in the loop: judge_site's own first
-  // tests here, inline, so that neither makes a call (as before the wait sampler shared it).
-  if (!s->classified.load(std::memory_order_relaxed) && policy::steady_so_far(*s, now)) judge_site(*s, now);
+  rec::PyLocation py;
+  CallSite* s = hit_site(id, ra, ticks, f, py);
+  if (s == nullptr) return;
+  const HookInfo& info = hook_info(id);
+  note_trace(id, s, ticks, f);
+  // A drain starts the sync-bound idle that the thread's next submitted work ends
+  // (shim/drain_idle.h), from the wrapper's own clock read at the return.
+  if (drains_queue(info, f.dir)) note_drained(s, f.t0 + ticks);
+  note_memory(id, s, f, inner);
+  if (info.kind == RecKind::COPY) note_copy(info, s, f, py);
+  note_readback_sync(info, s);
+  note_cpu_sample(s, ticks, f);
+  // Whether the site is a finding is not decided here: judge_pending_sites() does it on the
+  // flush thread (and once more at exit), from the site's counters.
 }
 
 void judge_site(CallSite& s, uint64_t now) {
-  // A site is classified once, by the first hit that finds it in the steady-state loop so far
+  // A site is classified once, by the first look that finds it in the steady-state loop so far
   // (policy::steady_so_far: more visits than the warm-up, spread over sync.loop_share of the
   // CUDA-active window so far and over at least a second, so that no start-up burst is
   // announced; the report judges the whole run, policy::in_steady_loop) and its first hit's
@@ -184,6 +238,25 @@ void judge_site(CallSite& s, uint64_t now) {
       s.captured.load(std::memory_order_acquire) == 2 && !s.classified.exchange(true, std::memory_order_relaxed)) {
     const FindingId rule = policy::classify_site(s);
     if (rule != FindingId::none) announce(s, rule);
+  }
+}
+
+void judge_pending_sites() {
+  // At the clock of each site's latest hit: what the hit itself would have found (a site in
+  // the loop so far at one of its hits is so at every later one: its visits and its share of
+  // the window so far only grow), judged with the counters of now. A waiter's site is judged
+  // by the wait sampler's thread, at its sample, once it holds its share (wait_sampler.cpp).
+  // Nothing thrown here (a line's allocation) may end the flush thread or the exit: the job goes on.
+  try {
+    rec::for_each_site([](CallSite& s) {
+      if (!s.sampled && !s.classified.load(std::memory_order_relaxed))
+        judge_site(s, s.last_hit_ticks.load(std::memory_order_relaxed));
+    });
+    if (g_legacy_stream_due.exchange(false, std::memory_order_relaxed)) {
+      const FindingInfo& row = finding_info(FindingId::legacy_stream);
+      log_message(LogLevel::warn, "[{}] {}: {}", row.name, row.title, row.fix);
+    }
+  } catch (...) {
   }
 }
 
@@ -204,11 +277,10 @@ void note_blocking_stream_launch(rec::ThreadState& ts) {
   rec::bump(ts, ts.slot->blocking_stream_launches, 1);
   static std::atomic<bool> announced{false};
   const uint64_t warm = policy::sync_thresholds().warmup_hits;
+  // Announced by the flush thread (judge_pending_sites): no line is written on the launch path.
   if (ts.slot->blocking_stream_launches.load(std::memory_order_relaxed) > warm &&
-      ts.slot->legacy_stream_launches.load(std::memory_order_relaxed) > warm && !announced.exchange(true)) {
-    const FindingInfo& row = finding_info(FindingId::legacy_stream);
-    log_message(LogLevel::warn, "[{}] {}: {}", row.name, row.title, row.fix);
-  }
+      ts.slot->legacy_stream_launches.load(std::memory_order_relaxed) > warm && !announced.exchange(true))
+    g_legacy_stream_due.store(true, std::memory_order_relaxed);
 }
 
 void note_context_flags(HookId, unsigned int flags) {

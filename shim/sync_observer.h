@@ -39,11 +39,19 @@ inline void note_inner_alloc(const CallFacts& f) {
 // calling Python line) and the evidence of the sync patterns it shows. Called at
 // the outermost hook only. Cheap after a site's first hit: a hash probe and a few
 // relaxed atomic adds; CPython processes also read the current frame and line.
+// Records only: whether the site is a finding is judged off the caller's thread
+// (judge_pending_sites).
 void observe(HookId id, const void* return_address, uint64_t ticks, const CallFacts& facts);
 
-// Judges site `s` once, at a hit at clock `now` that finds it in the steady-state loop so far,
-// and announces it when that makes it a finding (the observer's hits, the wait sampler's samples).
+// Judges site `s` once, at clock `now` when that finds it in the steady-state loop so far,
+// and announces it (a log line and a stream event) when that makes it a finding. Off the
+// hooks' path: the flush thread, the exit, the wait sampler's thread.
 void judge_site(recorder::CallSite& s, uint64_t now);
+
+// Judges every site not judged yet, each at its latest hit, and writes the legacy-stream
+// line when it is due: the flush thread's tick (recorder::stream_add_tick), and once more at
+// exit before the findings summary, so that no judgment is left pending.
+void judge_pending_sites();
 
 // Call sites on or off at run time (cudashim_set_call_sites): 1 on, 0 off, -1 as the
 // policy says. Returns whether they were on before.
@@ -59,8 +67,8 @@ void note_stream_created(unsigned int flags, CUstream stream);
 extern std::atomic<uint32_t> g_blocking_stream_count;
 extern std::atomic<CUstream> g_blocking_streams[64];
 
-// Counts a launch on a blocking stream; announces the legacy-stream finding once
-// when this thread uses both that and the legacy default stream past warm-up.
+// Counts a launch on a blocking stream; marks the legacy-stream finding due (once) when this
+// thread uses both that and the legacy default stream past warm-up: judge_pending_sites says it.
 void note_blocking_stream_launch(recorder::ThreadState& ts);
 
 // True when `stream` is one of the (first 64) blocking streams created. Launch
