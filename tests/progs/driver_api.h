@@ -83,3 +83,30 @@ inline void print_expectations(const std::map<std::string, unsigned long long>& 
   }
   std::printf("}%s%s}\n", extra.empty() ? "" : ", ", extra.c_str());
 }
+
+// The four calls of a round, resolved through cuGetProcAddress (job_limits, endings).
+struct RoundCalls {
+  PFN_cuLaunchKernel_v4000 launch;
+  PFN_cuStreamSynchronize_v2000 sync;
+  PFN_cuMemAlloc_v3020 alloc;
+  PFN_cuMemFree_v3020 mfree;
+};
+
+inline RoundCalls resolve_round_calls() {
+  static Resolver res(Path::procaddr);
+  RoundCalls c{};
+  c.launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(res.get("cuLaunchKernel", "cuLaunchKernel"));
+  c.sync = reinterpret_cast<PFN_cuStreamSynchronize_v2000>(res.get("cuStreamSynchronize", "cuStreamSynchronize"));
+  c.alloc = reinterpret_cast<PFN_cuMemAlloc_v3020>(res.get("cuMemAlloc", "cuMemAlloc_v2"));
+  c.mfree = reinterpret_cast<PFN_cuMemFree_v3020>(res.get("cuMemFree", "cuMemFree_v2"));
+  return c;
+}
+
+// One round: four hooked calls (alloc, launch, sync, free).
+inline void one_round(const RoundCalls& c) {
+  CUdeviceptr p = 0;
+  CHECK_CU(c.alloc(&p, 4096));
+  c.launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
+  CHECK_CU(c.sync(nullptr));
+  CHECK_CU(c.mfree(p));
+}

@@ -48,32 +48,6 @@
 
 namespace {
 
-struct Calls {
-  PFN_cuLaunchKernel_v4000 launch;
-  PFN_cuStreamSynchronize_v2000 sync;
-  PFN_cuMemAlloc_v3020 alloc;
-  PFN_cuMemFree_v3020 mfree;
-};
-
-Calls resolve() {
-  static Resolver res(Path::procaddr);
-  Calls c{};
-  c.launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(res.get("cuLaunchKernel", "cuLaunchKernel"));
-  c.sync = reinterpret_cast<PFN_cuStreamSynchronize_v2000>(res.get("cuStreamSynchronize", "cuStreamSynchronize"));
-  c.alloc = reinterpret_cast<PFN_cuMemAlloc_v3020>(res.get("cuMemAlloc", "cuMemAlloc_v2"));
-  c.mfree = reinterpret_cast<PFN_cuMemFree_v3020>(res.get("cuMemFree", "cuMemFree_v2"));
-  return c;
-}
-
-// One round: four hooked calls.
-void round(const Calls& c) {
-  CUdeviceptr p = 0;
-  CHECK_CU(c.alloc(&p, 4096));
-  c.launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
-  CHECK_CU(c.sync(nullptr));
-  CHECK_CU(c.mfree(p));
-}
-
 void say(const char* line) {
   std::printf("%s\n", line);
   std::fflush(stdout);
@@ -85,13 +59,13 @@ void say(const char* line) {
 
 // T threads doing rounds forever; thread 0 runs `last` after `rounds` of its own.
 void workers(int threads, long rounds, void (*last)()) {
-  const Calls c = resolve();
+  const RoundCalls c = resolve_round_calls();
   std::atomic<int> warm{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t)
     ts.emplace_back([&, t] {
       for (long i = 0;; ++i) {
-        round(c);
+        one_round(c);
         if (i == 100) warm.fetch_add(1);
         if (t == 0 && last != nullptr && i == rounds) last();
       }
@@ -156,38 +130,38 @@ int main(int argc, char** argv) {
   if (!std::strcmp(mode, "exit_thread")) workers(threads, 20000, [] { exit(9); });
   if (!std::strcmp(mode, "throw")) workers(threads, 20000, [] { throw std::runtime_error("endings: nobody catches this"); });
   if (!std::strcmp(mode, "pthread_exit")) {
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     usleep(300000);  // the shim's flush thread is up
     pthread_exit(nullptr);
   }
   if (!std::strcmp(mode, "_exit") || !std::strcmp(mode, "_Exit")) {
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     if (mode[1] == 'e') _exit(5);
     _Exit(6);
   }
   if (!std::strcmp(mode, "exec")) {
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     char* const none[] = {const_cast<char*>("none"), nullptr};
     if (execv("/nonexistent/endings-exec", none) != -1 || errno != ENOENT) return 1;
-    for (int i = 0; i < 100; ++i) round(c);
+    for (int i = 0; i < 100; ++i) one_round(c);
     execl("/bin/sh", "sh", "-c", "exit 7", static_cast<char*>(nullptr));
     return 1;
   }
   if (!std::strcmp(mode, "pthread_exit_worker")) {
-    static const Calls c = resolve();
+    static const RoundCalls c = resolve_round_calls();
     std::thread([] {
-      for (;;) round(c);
+      for (;;) one_round(c);
     }).detach();
     usleep(300000);
     say("ready");
     pthread_exit(nullptr);
   }
   if (!std::strcmp(mode, "chain")) {
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     usleep(300000);  // the shim's flush thread is up and has looked at SIGTERM
     struct sigaction sa {};
     sa.sa_sigaction = chaining_handler;
@@ -195,15 +169,15 @@ int main(int argc, char** argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, &g_replaced);
     say("ready");
-    while (!g_term_seen) round(c);
-    round(c);
+    while (!g_term_seen) one_round(c);
+    one_round(c);
     say("SIGTERM handled, leaving normally");
     return 0;
   }
   if (!std::strcmp(mode, "normal") || !std::strcmp(mode, "quick_exit") || !std::strcmp(mode, "abort") ||
       !std::strcmp(mode, "segv") || !std::strcmp(mode, "bus") || !std::strcmp(mode, "fpe") || !std::strcmp(mode, "ill")) {
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     if (!std::strcmp(mode, "quick_exit")) quick_exit(8);
     if (!std::strcmp(mode, "abort")) abort();
     if (!std::strcmp(mode, "segv")) *static_cast<volatile int*>(nullptr) = 1;
@@ -232,17 +206,17 @@ int main(int argc, char** argv) {
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGSEGV, &sa, nullptr);
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     return overflow(0);
   }
   if (!std::strcmp(mode, "exit_sweep")) {
-    static const Calls c = resolve();
+    static const RoundCalls c = resolve_round_calls();
     for (int t = 0; t < threads; ++t)
       std::thread([] {
-        for (;;) round(c);
+        for (;;) one_round(c);
       }).detach();
-    for (int i = 0; i < 200; ++i) round(c);
+    for (int i = 0; i < 200; ++i) one_round(c);
     say("exiting");
     return 0;
   }
@@ -254,8 +228,8 @@ int main(int argc, char** argv) {
     const bool own = !std::strcmp(mode, "own");
     void (*handler)(int) = own ? own_handler : SIG_IGN;
     signal(SIGTERM, handler);
-    const Calls c = resolve();
-    for (int i = 0; i < 100; ++i) round(c);
+    const RoundCalls c = resolve_round_calls();
+    for (int i = 0; i < 100; ++i) one_round(c);
     usleep(500000);  // the shim's flush thread starts with the first call and looks at SIGTERM then
     if (!sigterm_is(handler)) {
       std::fprintf(stderr, "endings: SIGTERM's action was replaced behind the program's back\n");
@@ -266,7 +240,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "endings: own handler did not end the process\n");
       return 1;
     }
-    round(c);
+    one_round(c);
     say("still running after an ignored SIGTERM");
     return 0;
   }

@@ -29,32 +29,6 @@
 
 namespace {
 
-struct Calls {
-  PFN_cuLaunchKernel_v4000 launch;
-  PFN_cuStreamSynchronize_v2000 sync;
-  PFN_cuMemAlloc_v3020 alloc;
-  PFN_cuMemFree_v3020 mfree;
-};
-
-Calls resolve() {
-  static Resolver res(Path::procaddr);
-  Calls c{};
-  c.launch = reinterpret_cast<PFN_cuLaunchKernel_v4000>(res.get("cuLaunchKernel", "cuLaunchKernel"));
-  c.sync = reinterpret_cast<PFN_cuStreamSynchronize_v2000>(res.get("cuStreamSynchronize", "cuStreamSynchronize"));
-  c.alloc = reinterpret_cast<PFN_cuMemAlloc_v3020>(res.get("cuMemAlloc", "cuMemAlloc_v2"));
-  c.mfree = reinterpret_cast<PFN_cuMemFree_v3020>(res.get("cuMemFree", "cuMemFree_v2"));
-  return c;
-}
-
-// One round: four hooked calls.
-void round(const Calls& c) {
-  CUdeviceptr p = 0;
-  CHECK_CU(c.alloc(&p, 4096));
-  c.launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
-  CHECK_CU(c.sync(nullptr));
-  CHECK_CU(c.mfree(p));
-}
-
 void* nothing(void*) { return nullptr; }
 
 // Starts and joins a thread with a `kib` KiB stack; prints the outcome.
@@ -73,26 +47,26 @@ bool small_stack_thread(int kib, const char* when) {
 int stacks() {
   bool ok = true;
   for (const int kib : {16, 32, 64}) ok &= small_stack_thread(kib, "before CUDA");
-  round(resolve());
+  one_round(resolve_round_calls());
   for (const int kib : {16, 32, 64}) ok &= small_stack_thread(kib, "after CUDA");
   return ok ? 0 : 1;
 }
 
 int calls(long n) {
-  const Calls c = resolve();
-  for (long i = 0; i < n / 4; ++i) round(c);
+  const RoundCalls c = resolve_round_calls();
+  for (long i = 0; i < n / 4; ++i) one_round(c);
   std::printf("made %ld calls\n", n / 4 * 4);
   return 0;
 }
 
 int fork_exit(int kids) {
-  const Calls c = resolve();
-  for (int i = 0; i < 25; ++i) round(c);
+  const RoundCalls c = resolve_round_calls();
+  for (int i = 0; i < 25; ++i) one_round(c);
   pid_t pids[64];
   for (int k = 0; k < kids && k < 64; ++k) {
     pids[k] = fork();
     if (pids[k] == 0) {
-      const Calls cc = resolve();
+      const RoundCalls cc = resolve_round_calls();
       for (int i = 0; i < 10 + k; ++i) cc.launch(reinterpret_cast<CUfunction>(0x1), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr);
       _exit(k);
     }
@@ -107,8 +81,8 @@ int fork_exit(int kids) {
 }
 
 int close_stdio(const char* dir) {
-  const Calls c = resolve();
-  round(c);
+  const RoundCalls c = resolve_round_calls();
+  one_round(c);
   for (int fd = 0; fd < 1024; ++fd) close(fd);
   for (int i = 0; i < 3; ++i) {
     const std::string path = std::string(dir) + "/data" + std::to_string(i);
@@ -125,22 +99,22 @@ int close_stdio(const char* dir) {
     const std::string line = "job data " + std::to_string(i) + "\n";
     (void)!write(fd, line.data(), line.size());
   }
-  for (int i = 0; i < 100; ++i) round(c);
+  for (int i = 0; i < 100; ++i) one_round(c);
   return 0;
 }
 
 int report_paths(const char* dir) {
   using WriteReport = int (*)(const char*);
   const auto write_report = reinterpret_cast<WriteReport>(dlsym(RTLD_DEFAULT, "cudashim_write_report"));
-  const Calls c = resolve();
-  for (int i = 0; i < 10; ++i) round(c);
+  const RoundCalls c = resolve_round_calls();
+  for (int i = 0; i < 10; ++i) one_round(c);
   if (write_report == nullptr) {  // without the shim: the same calls, nothing to write
-    for (int i = 0; i < 10; ++i) round(c);
+    for (int i = 0; i < 10; ++i) one_round(c);
     return 0;
   }
   int failed = write_report(nullptr) != 0;
   for (int i = 0; i < 100; ++i) failed += write_report((std::string(dir) + "/r" + std::to_string(i) + ".json").c_str()) != 0;
-  for (int i = 0; i < 10; ++i) round(c);
+  for (int i = 0; i < 10; ++i) one_round(c);
   std::printf("explicit reports failed: %d\n", failed);
   return failed == 0 ? 0 : 1;
 }
