@@ -5,11 +5,16 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cudashim {
+
+namespace recorder {
+struct CallSite;  // recorder/callsites.h: a FindingSite points at one (never read here)
+}
 
 // What a finding is about: the groups of `cudashim findings` and docs/findings.md.
 enum class FindingDomain : uint8_t {
@@ -70,10 +75,19 @@ constexpr const FindingInfo& finding_info(FindingId id) { return kFindings[stati
 // "driver-too-old" alike), or FindingId::none when no row has it.
 FindingId find_finding(std::string_view id);
 
+// A call site of a runtime finding and the blocked ticks there (policy/rules/sync.cpp fills
+// it, report/ renders it).
+struct FindingSite {
+  const recorder::CallSite* site = nullptr;
+  uint64_t ticks = 0;  // blocked ticks at that site
+};
+
 // One finding: what was seen (message), about what (subject, usually a path or a
 // variable), and the facts behind it (evidence, one line each: paths, reasons, versions,
-// counts). The runtime rules report their findings as counts and call sites instead
-// (policy/sync_rules.h); both name their rows by FindingId.
+// counts). The library, driver, toolchain and fatbin checks fill those; the runtime rules
+// (policy/sync_rules.h: evaluate_findings) fill the calls, cost and call sites below instead,
+// the costliest site first (none for a process-wide finding). Findings at sites inside one
+// framework are grouped apart from the user's, per framework.
 struct Finding {
   FindingId id;
   std::string subject;
@@ -89,8 +103,20 @@ struct Finding {
   // The exact fix for this case (pip install "nvidia-nvshmem-cu12==3.3.20", or why there is
   // nothing to do); "" = the row's generic one.
   std::string exact_fix{};  // initialized: the braced Findings that leave it out draw no warning
+  // The runtime rules' part: the calls and blocked time behind it, and where.
+  uint64_t count = 0;
+  uint64_t blocked_ns = 0;
+  std::vector<FindingSite> sites{};
+  std::string framework{};  // "" for the user's own sites (policy::site_framework)
+  uint64_t steps = 0;       // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
+  uint64_t gpu_idle_after_ns = 0;  // GPU idle from its sites' drains to the next submitted work (shim/drain_idle.h)
+  // Set: the severity its rule decided (policy::finding_severity: info at a framework's sites,
+  // or info this run with the reason as exact_fix), whatever the row's or vendor_internal say.
+  std::optional<Severity> severity_override{};
   const FindingInfo& info() const { return finding_info(id); }
-  Severity severity() const { return vendor_internal ? Severity::info : info().severity; }
+  Severity severity() const {
+    return severity_override ? *severity_override : vendor_internal ? Severity::info : info().severity;
+  }
   const char* fix() const { return exact_fix.empty() ? info().fix : exact_fix.c_str(); }
 };
 

@@ -95,27 +95,10 @@ std::string describe_site(const recorder::CallSite& s);
 // the report's where_frame gives its file and address.
 const void* site_frame(const recorder::CallSite& s);
 
-// One finding of the process: its rule, the calls and blocked time behind it, and its
-// call sites, the costliest first (none for a process-wide finding).
-struct FindingSite {
-  const recorder::CallSite* site;
-  uint64_t ticks;  // blocked ticks at that site
-};
-// Findings at sites inside one framework are grouped apart from the user's, per framework.
-struct FindingResult {
-  FindingId finding;
-  uint64_t count;
-  uint64_t blocked_ns;
-  std::vector<FindingSite> sites;
-  std::string framework;  // "" for the user's own sites (policy::site_framework)
-  Severity severity;      // finding_severity
-  uint64_t steps;         // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
-  const char* fix;        // the row's fix, for a framework's sites policy::framework_fix, or why it is info this run
-  uint64_t gpu_idle_after_ns = 0;  // GPU idle from its sites' drains to the next submitted work (shim/drain_idle.h)
-};
-
-// Evaluates the rules over the call sites and counters now: the findings, sorted by
-// blocked time (report/sections/findings.cpp and the exit summary render them).
-std::vector<FindingResult> evaluate_findings();
+// Evaluates the rules over the call sites and counters now: the findings (their runtime part:
+// id, count, blocked_ns, sites, framework, steps, gpu_idle_after_ns, severity_override, and
+// exact_fix when the fix is not the row's), the user's first, each group sorted by blocked time
+// (report/sections/findings.cpp and the exit summary render them).
+std::vector<Finding> evaluate_findings();
 
 }  // namespace cudashim::policy

@@ -54,7 +54,7 @@ std::string render_report(const ReportInputs& in) {
   clock_gettime(CLOCK_REALTIME, &ts);
   const policy::LibraryInventory libraries = policy::library_inventory();
   // The rules run once per report, whatever number of sections read them.
-  std::vector<policy::FindingResult> evaluated;
+  std::vector<Finding> evaluated;
   if (in.findings == nullptr) evaluated = policy::evaluate_findings();
   const ReportContext c{in.process,
                         in.policy,

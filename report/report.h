@@ -26,7 +26,7 @@ struct ReportInputs {
   const std::vector<policy::AppliedEnv>* applied = nullptr;  // what the policy set at start-up
   // The runtime findings, when the caller evaluated them already (the exit path: one evaluation
   // for the summary and the report); nullptr: render_report evaluates them once itself.
-  const std::vector<policy::FindingResult>* findings = nullptr;
+  const std::vector<Finding>* findings = nullptr;
   ReportEnvironment environment{};
 };
 

@@ -8,13 +8,13 @@
 
 namespace cudashim::report {
 
-std::string findings_summary_text(const std::vector<policy::FindingResult>& findings, uint64_t wall_ns,
+std::string findings_summary_text(const std::vector<Finding>& findings, uint64_t wall_ns,
                                   bool* any_warning) {
   std::string out;
-  for (const policy::FindingResult& f : findings) {
-    if (f.severity == Severity::info && !f.framework.empty()) continue;  // a framework's own: nothing to do
-    const FindingInfo& row = finding_info(f.finding);
-    if (any_warning != nullptr && f.severity != Severity::info) *any_warning = true;
+  for (const Finding& f : findings) {
+    if (f.severity() == Severity::info && !f.framework.empty()) continue;  // a framework's own: nothing to do
+    const FindingInfo& row = finding_info(f.id);
+    if (any_warning != nullptr && f.severity() != Severity::info) *any_warning = true;
     // The costliest site with its own count (never the finding's total "at" one site), and
     // what it costs per steady-state step next to the share of wall.
     std::string where = "(process-wide)";

@@ -12,7 +12,7 @@ namespace cudashim::report {
 // the process's wall time: its costliest site with that site's own count, and its cost per steady-state
 // step. A framework's own findings (nothing to do) are left out. "" when there is none.
 // `any_warning`, when given, is set when a line is a warning or an error.
-std::string findings_summary_text(const std::vector<policy::FindingResult>& findings, uint64_t wall_ns,
+std::string findings_summary_text(const std::vector<Finding>& findings, uint64_t wall_ns,
                                   bool* any_warning = nullptr);
 
 }  // namespace cudashim::report

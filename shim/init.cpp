@@ -239,7 +239,7 @@ report::ReportEnvironment report_environment() {
 
 // Writes the report to `path`; `findings`: the runtime findings already evaluated for this
 // end (the exit path's summary), nullptr to evaluate them here. Returns 0 or -errno.
-int write_report_to(const std::string& path, const std::vector<policy::FindingResult>* findings = nullptr) {
+int write_report_to(const std::string& path, const std::vector<Finding>* findings = nullptr) {
   try {
     if (g_info == nullptr) return -EINVAL;
     library_watch_final();  // the inventory as of now; new findings are logged once
@@ -288,7 +288,7 @@ void write_final_outputs() {
   cupti_finish();         // CUPTI's last records, before the report reads them
   recorder::stream_finish();
   // The rules run once for this end: the summary and the report show the same findings.
-  std::vector<policy::FindingResult> findings;
+  std::vector<Finding> findings;
   bool evaluated = false;
   try {
     findings = policy::evaluate_findings();

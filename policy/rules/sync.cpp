@@ -227,7 +227,7 @@ void aggregate(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framework) {
   agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
-// Calls f(result) for each finding: the user's first (their rows' order among equal blocked
+// Calls f(finding) for each finding: the user's first (their rows' order among equal blocked
 // time, costliest first), then the frameworks' own, costliest first.
 template <typename F>
 void for_each_finding(F&& f) {
@@ -237,9 +237,15 @@ void for_each_finding(F&& f) {
   auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };
   auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
-    FindingResult r{id, a.count, ticks_to_ns(a.ticks), {}, framework,
-                    a.info_fix != nullptr ? Severity::info : finding_severity(id, framework), a.steps,
-                    a.info_fix != nullptr ? a.info_fix : framework.empty() ? finding_info(id).fix : framework_fix(framework)};
+    Finding r{id, "", "", {}};
+    r.count = a.count;
+    r.blocked_ns = ticks_to_ns(a.ticks);
+    r.framework = framework;
+    r.severity_override = a.info_fix != nullptr ? Severity::info : finding_severity(id, framework);
+    r.steps = a.steps;
+    // The row's fix stays exact_fix "" (Finding::fix() gives it); a framework's or an info's reason is exact.
+    if (a.info_fix != nullptr) r.exact_fix = a.info_fix;
+    else if (!framework.empty()) r.exact_fix = framework_fix(framework);
     r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     f(std::move(r));
@@ -307,9 +313,9 @@ FindingId classify_site(const recorder::CallSite& s) {
 
 int user_frame_index(const recorder::CallSite& s) { return user_frame_in(s.py, s.py_depth); }
 
-std::vector<FindingResult> evaluate_findings() {
-  std::vector<FindingResult> out;
-  for_each_finding([&](FindingResult r) { out.push_back(std::move(r)); });
+std::vector<Finding> evaluate_findings() {
+  std::vector<Finding> out;
+  for_each_finding([&](Finding r) { out.push_back(std::move(r)); });
   return out;
 }
 

@@ -32,7 +32,7 @@ void write_where_frame(JsonWriter& w, const recorder::CallSite& s) {
   if (const void* frame = policy::site_frame(s)) write_frame(w, frame); else w.null();
 }
 
-void write_site(JsonWriter& w, const policy::FindingSite& fs) {
+void write_site(JsonWriter& w, const FindingSite& fs) {
   const recorder::CallSite& s = *fs.site;
   auto o = w.object();
   w.member("api", hook_info(s.api).name);
@@ -70,11 +70,11 @@ void write_site(JsonWriter& w, const policy::FindingSite& fs) {
 
 void write_findings(JsonWriter& w, const ReportContext& c) {
   auto a = w.array(json_lines(4));
-  for (const policy::FindingResult& f : c.findings) {
-    const FindingInfo& row = finding_info(f.finding);
+  for (const Finding& f : c.findings) {
+    const FindingInfo& row = finding_info(f.id);
     auto o = w.object();
     w.member("id", row.name);
-    w.member("severity", severity_name(f.severity));
+    w.member("severity", severity_name(f.severity()));
     w.member("title", row.title);
     if (f.framework.empty()) w.key("framework"), w.null(); else w.member("framework", f.framework);
     w.member("count", f.count);
@@ -90,7 +90,7 @@ void write_findings(JsonWriter& w, const ReportContext& c) {
     w.member("gpu_idle_after_ns", f.gpu_idle_after_ns);
     w.member("gpu_idle_after_per_step_ns", f.steps ? f.gpu_idle_after_ns / f.steps : 0);
     w.member("share_of_wall", JsonFixed{c.wall_ns ? static_cast<double>(f.blocked_ns) / c.wall_ns : 0.0, 4});
-    w.member("fix", f.fix);
+    w.member("fix", f.fix());
     w.key("sites");
     auto sites = w.array();
     for (size_t i = 0; i < f.sites.size() && i < 5; ++i) write_site(w, f.sites[i]);

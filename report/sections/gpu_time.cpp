@@ -32,9 +32,9 @@ policy::HostActivity host_activity(const ReportContext& c) {
   for (size_t i = 0; i < kHookCount; ++i)
     if (hook_info(static_cast<HookId>(i)).family == Family::launch) h.launches += c.totals.calls[i];
   for (const auto& f : c.findings) {
-    if (finding_info(f.finding).trait != FindingTrait::DRAINS_QUEUE) continue;
+    if (finding_info(f.id).trait != FindingTrait::DRAINS_QUEUE) continue;
     const std::string where = f.sites.empty() ? std::string("the process") : policy::describe_site(*f.sites.front().site);
-    h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms", finding_info(f.finding).name, where, f.count,
+    h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms", finding_info(f.id).name, where, f.count,
                                      static_cast<double>(f.blocked_ns) / 1e6));
   }
   // The host's steady-state loop, from the hook clock to the monotonic one (now as the anchor).

@@ -22,7 +22,7 @@ struct ReportContext {
   const std::vector<policy::AppliedEnv>* applied;
   const recorder::CounterTotals& totals;         // every thread slot, summed
   const policy::LibraryInventory& libraries;     // the library watch's last re-read
-  const std::vector<policy::FindingResult>& findings;  // the runtime rules, evaluated once for this report
+  const std::vector<Finding>& findings;  // the runtime rules, evaluated once for this report
   const ReportEnvironment& environment;         // variables and the driver's version file, read by the caller
   uint64_t end_unix_ns;                          // CLOCK_REALTIME now
   uint64_t wall_ns;                              // monotonic time since start-up
