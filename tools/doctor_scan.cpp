@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "policy/rules/doctor.h"
 #include "policy/rules/driver.h"
 #include "policy/rules/fatbin.h"
 #include "policy/rules/libraries.h"
@@ -228,10 +229,6 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> content_identity(const st
   return std::make_pair(size, hash);
 }
 
-Finding make(FindingId id, std::string subject, std::string message) {
-  return Finding{id, std::move(subject), std::move(message), {}};
-}
-
 }  // namespace
 
 int DoctorReport::exit_code() const {
@@ -324,34 +321,43 @@ void parallel_for(std::size_t n, int jobs, const std::function<void(std::size_t)
 
 }  // namespace
 
-DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source, const SearchEnv& env,
-                      const DoctorProgress& progress, const HostFacts& host) {
-  DoctorReport report;
-  report.sm = sm;
-  report.sm_source = sm_source;
-  std::vector<DoctorFinding>& findings = report.findings;
-  std::vector<FrameworkInfo> frameworks = find_frameworks(paths);
+namespace {
+
+// What diagnose's steps share: the inputs, the report they fill and the facts one step leaves
+// for the next.
+struct Scan {
+  const std::vector<std::string>& paths;
+  int sm;
+  const SearchEnv& env;
+  const HostFacts& host;
+  DoctorReport& report;
+  std::vector<FrameworkInfo> frameworks;
   std::vector<fs::path> site_roots;  // the scanned folders that look like a site-packages
-  for (const auto& p : paths)
-    if (is_dir(p) && looks_like_site_packages(p)) {
-      fs::path root = fs::absolute(p).lexically_normal();
-      site_roots.push_back(root.filename().empty() ? root.parent_path() : root);  // "sp/" as "sp"
-    }
   // Every unresolved DT_NEEDED of the scanned files, by name: who needs it and how it was searched.
   std::map<std::string, std::pair<std::vector<std::string>, Resolution>> missing;
-  std::vector<std::string> problems;
-  const std::vector<std::string> files = collect_elf_files(paths, problems);
-  for (const auto& p : problems) {
-    Finding f = make(FindingId::unreadable_file, p.substr(0, p.find(": ")), p);
-    findings.push_back(std::move(f));
-  }
+  std::vector<std::shared_ptr<const ElfFacts>> facts_of;  // parallel to report.libraries
+  FactsCache cache;
+  WheelRecords wheels;
+  Resolution driver;  // libcuda.so.1 as any process of this environment would find it
 
-  // The per-file reading (ELF facts, the fatbins: most of the bytes) on worker threads; the
-  // results land in file order, so the report does not depend on the scheduling.
+  std::vector<DoctorFinding>& findings() { return report.findings; }
+  void add(std::vector<Finding> found) {
+    for (auto& f : found) report.findings.push_back(std::move(f));
+  }
+  void note_missing(const std::string& name, const Resolution& r, const std::string& needer) {
+    auto& entry = missing[name];
+    if (entry.first.empty()) entry.second = r;
+    entry.first.push_back(needer);
+  }
+};
+
+// The per-file reading (ELF facts, the fatbins: most of the bytes) on worker threads; the
+// results land in file order, so the report does not depend on the scheduling.
+std::vector<FileWork> read_files(const std::vector<std::string>& files, int jobs, const DoctorProgress& progress) {
   std::vector<FileWork> work(files.size());
   std::mutex progress_lock;
   std::size_t started = 0;
-  parallel_for(files.size(), host.jobs, [&](std::size_t i) {
+  parallel_for(files.size(), jobs, [&](std::size_t i) {
     if (progress) {
       std::lock_guard<std::mutex> hold(progress_lock);
       progress(started++, files.size(), files[i]);
@@ -365,16 +371,75 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     else if (!fb.value().entries.empty())
       w.fatbin = std::move(fb).value();
   });
+  return work;
+}
 
-  FactsCache cache;
-  for (std::size_t i = 0; i < files.size(); ++i) cache.emplace(files[i], work[i].elf);
-  WheelRecords wheels;
-  std::vector<std::shared_ptr<const ElfFacts>> facts_of;  // parallel to report.libraries
+// The loader's view from `path`: its whole tree, as if it were loaded first: what it needs and
+// cannot find, the stub driver, versioned-symbol shortfalls, and the libraries it would load
+// together (one process).
+void examine_tree(Scan& scan, const std::string& path, LibraryReport& lib) {
+  auto tree = resolve_tree(path, scan.env, &scan.cache);
+  if (!tree.ok()) return;
+  const LoadTree& t = tree.value();
+  for (const Resolution& r : t.objects[0].needed) {
+    auto needed = classify_cuda_library(r.name);
+    if (!needed) {
+      if (!r.found() && !is_libc_part(r.name)) scan.note_missing(r.name, r, path);
+      continue;
+    }
+    lib.cuda_needed.push_back(r);
+    if (needed->family == "cuda") {
+      if (auto f = policy::stub_needed(path, r)) scan.findings().push_back(std::move(*f));
+      continue;  // a missing driver is reported once, by examine_driver
+    }
+    if (!r.found()) scan.note_missing(r.name, r, path);
+  }
+  policy::add_version_shortfall_findings(check_versions_in_tree(t, 0), scan.findings());
+  std::vector<policy::LibraryCopy> loaded;
+  for (const auto& obj : t.objects) {
+    if (!obj.facts) continue;
+    auto n = classify_cuda_library(obj.facts->soname.empty() ? obj.name : obj.facts->soname);
+    if (n && n->major >= 0)
+      loaded.push_back({obj.resolution.path, obj.resolution.path, n->family, n->stem, n->major,
+                        n->family + " " + std::to_string(n->major) + ": " + obj.resolution.path});
+  }
+  scan.add(policy::library_copy_findings(loaded, {policy::CopiesSeen::in_process, path}));
+}
+
+// The file's fatbin: coverage for the GPU, the architectures it carries, its size.
+void examine_fatbin(Scan& scan, FileWork& work, LibraryReport& lib) {
+  if (!work.fatbin) {
+    if (!work.fatbin_error.empty()) scan.findings().push_back(policy::unreadable_file(lib.path, work.fatbin_error));
+    return;
+  }
+  const Fatbin& fatbin = *work.fatbin;
+  lib.coverage = coverage_for(fatbin, scan.sm, FatbinSource::registered);
+  if (fatbin.embedded_containers > 0) lib.embedded_coverage = coverage_for(fatbin, scan.sm, FatbinSource::embedded);
+  lib.fatbin_entries = fatbin.entries.size();
+  std::map<std::pair<bool, std::string>, int> counts;
+  for (const auto& e : fatbin.entries) ++counts[{e.embedded, e.arch_name()}];
+  std::vector<std::pair<std::pair<bool, std::string>, int>> ordered(counts.begin(), counts.end());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    return a.first.first != b.first.first ? !a.first.first : arch_less(a.first.second, b.first.second);
+  });
+  for (const auto& [key, n] : ordered)
+    lib.fatbin_arch_counts.push_back((key.first ? "embedded " : "") + key.second + " " + std::to_string(n));
+  lib.fatbin_embedded_containers = fatbin.embedded_containers;
+  lib.fatbin_bytes = fatbin_bytes(fatbin, scan.sm);
+  lib.fatbin_registered_bytes = fatbin_bytes(fatbin, scan.sm, FatbinSource::registered);
+  policy::add_fatbin_coverage_findings(lib.path, lib.coverage, lib.embedded_coverage, scan.findings());
+  policy::add_fatbin_size_finding(lib.path, lib.fatbin_bytes, scan.findings());
+  work.fatbin.reset();  // the entries are not needed any more
+}
+
+// One row of the report per readable file, in file order.
+void examine_files(Scan& scan, const std::vector<std::string>& files, std::vector<FileWork>& work) {
+  for (std::size_t i = 0; i < files.size(); ++i) scan.cache.emplace(files[i], work[i].elf);
   for (std::size_t i = 0; i < files.size(); ++i) {
     const std::string& path = files[i];
     const FactsCacheEntry& entry = work[i].elf;
     if (!entry.facts) {
-      findings.push_back(make(FindingId::unreadable_file, path, entry.error));
+      scan.findings().push_back(policy::unreadable_file(path, entry.error));
       continue;
     }
     const ElfFacts& facts = *entry.facts;
@@ -386,149 +451,94 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
     lib.soname = facts.soname;
     lib.cuda = classify_cuda_library(facts.soname);
     if (!lib.cuda) lib.cuda = classify_cuda_library(fs::path(path).filename().string());
-    if (lib.cuda) lib.version = version_with(path, lib.real_path, *lib.cuda, facts, wheels);
-
-    // The loader's view from this file: its whole tree, as if it were loaded first.
-    auto tree = resolve_tree(path, env, &cache);
-    if (tree.ok()) {
-      const LoadTree& t = tree.value();
-      for (const Resolution& r : t.objects[0].needed) {
-        const std::string& name = r.name;
-        auto needed = classify_cuda_library(name);
-        if (!needed) {
-          if (!r.found() && !is_libc_part(name)) {
-            auto& entry = missing[name];
-            if (entry.first.empty()) entry.second = r;
-            entry.first.push_back(path);
-          }
-          continue;
-        }
-        lib.cuda_needed.push_back(r);
-        if (needed->family == "cuda") {
-          if (auto f = policy::stub_needed(path, r)) findings.push_back(std::move(*f));
-          continue;  // a missing driver is reported once, below
-        }
-        if (!r.found()) {
-          auto& entry = missing[name];
-          if (entry.first.empty()) entry.second = r;
-          entry.first.push_back(path);
-        }
-      }
-      policy::add_version_shortfall_findings(check_versions_in_tree(t, 0), findings);
-
-      // The tree is one process: the libraries it would load together.
-      std::vector<policy::LibraryCopy> loaded;
-      for (const auto& obj : t.objects) {
-        if (!obj.facts) continue;
-        auto n = classify_cuda_library(obj.facts->soname.empty() ? obj.name : obj.facts->soname);
-        if (n && n->major >= 0)
-          loaded.push_back({obj.resolution.path, obj.resolution.path, n->family, n->stem, n->major,
-                            n->family + " " + std::to_string(n->major) + ": " + obj.resolution.path});
-      }
-      for (auto& f : policy::library_copy_findings(loaded, {policy::CopiesSeen::in_process, path})) findings.push_back(std::move(f));
-    }
-
-    if (work[i].fatbin) {
-      const Fatbin& fatbin = *work[i].fatbin;
-      lib.coverage = coverage_for(fatbin, sm, FatbinSource::registered);
-      if (fatbin.embedded_containers > 0) lib.embedded_coverage = coverage_for(fatbin, sm, FatbinSource::embedded);
-      lib.fatbin_entries = fatbin.entries.size();
-      std::map<std::pair<bool, std::string>, int> counts;
-      for (const auto& e : fatbin.entries) ++counts[{e.embedded, e.arch_name()}];
-      std::vector<std::pair<std::pair<bool, std::string>, int>> ordered(counts.begin(), counts.end());
-      std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
-        return a.first.first != b.first.first ? !a.first.first : arch_less(a.first.second, b.first.second);
-      });
-      for (const auto& [key, n] : ordered)
-        lib.fatbin_arch_counts.push_back((key.first ? "embedded " : "") + key.second + " " + std::to_string(n));
-      lib.fatbin_embedded_containers = fatbin.embedded_containers;
-      lib.fatbin_bytes = fatbin_bytes(fatbin, sm);
-      lib.fatbin_registered_bytes = fatbin_bytes(fatbin, sm, FatbinSource::registered);
-      policy::add_fatbin_coverage_findings(lib.path, lib.coverage, lib.embedded_coverage, findings);
-      policy::add_fatbin_size_finding(lib.path, lib.fatbin_bytes, findings);
-      work[i].fatbin.reset();  // the entries are not needed any more
-    } else if (!work[i].fatbin_error.empty()) {
-      findings.push_back(make(FindingId::unreadable_file, path, work[i].fatbin_error));
-    }
-    report.libraries.push_back(std::move(lib));
-    facts_of.push_back(entry.facts);
+    if (lib.cuda) lib.version = version_with(path, lib.real_path, *lib.cuda, facts, scan.wheels);
+    examine_tree(scan, path, lib);
+    examine_fatbin(scan, work[i], lib);
+    scan.report.libraries.push_back(std::move(lib));
+    scan.facts_of.push_back(entry.facts);
   }
+}
 
-  // The libraries the loader cannot find, once each, with the exact requirement a framework pins.
-  for (const auto& [name, entry] : missing) findings.push_back(policy::library_not_found(name, entry.first, entry.second, frameworks));
-
-  // Byte-identical copies (same size and content) are one library: one row, its paths listed.
-  {
-    // Wheels hold no symlinks: libcupti.so, libcupti.so.12 and libcupti.so.2025.1.1 of one wheel are
-    // three equal files. Only files of equal size are hashed.
-    std::map<std::uintmax_t, std::vector<std::size_t>> by_size;
-    for (std::size_t i = 0; i < report.libraries.size(); ++i) {
-      std::error_code ec;
-      const std::uintmax_t size = fs::file_size(report.libraries[i].real_path, ec);
-      if (!ec) by_size[size].push_back(i);
-    }
-    std::vector<bool> merged(report.libraries.size(), false);
-    for (auto& [size, items] : by_size) {
-      if (items.size() < 2) continue;
-      // The row keeps the name a loader asks for (libx.so.12 over libx.so and libx.so.12.1.0).
-      std::stable_sort(items.begin(), items.end(), [&](std::size_t a, std::size_t b) {
-        return better_alias(report.libraries[a].path, report.libraries[b].path);
-      });
-      std::vector<std::optional<std::pair<std::uint64_t, std::uint64_t>>> ids;
-      for (auto i : items) ids.push_back(content_identity(report.libraries[i].real_path));
-      for (std::size_t a = 0; a < items.size(); ++a) {
-        if (merged[items[a]] || !ids[a]) continue;
-        for (std::size_t b = a + 1; b < items.size(); ++b) {
-          if (merged[items[b]] || ids[b] != ids[a]) continue;
-          merged[items[b]] = true;
-          report.libraries[items[a]].identical_copies.push_back(report.libraries[items[b]].path);
-        }
+// Byte-identical copies (same size and content) are one library: one row, its paths listed.
+// Wheels hold no symlinks: libcupti.so, libcupti.so.12 and libcupti.so.2025.1.1 of one wheel are
+// three equal files. Only files of equal size are hashed. Returns the rows merged away.
+std::vector<bool> find_identical_copies(std::vector<LibraryReport>& libraries) {
+  std::map<std::uintmax_t, std::vector<std::size_t>> by_size;
+  for (std::size_t i = 0; i < libraries.size(); ++i) {
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(libraries[i].real_path, ec);
+    if (!ec) by_size[size].push_back(i);
+  }
+  std::vector<bool> merged(libraries.size(), false);
+  for (auto& [size, items] : by_size) {
+    if (items.size() < 2) continue;
+    // The row keeps the name a loader asks for (libx.so.12 over libx.so and libx.so.12.1.0).
+    std::stable_sort(items.begin(), items.end(),
+                     [&](std::size_t a, std::size_t b) { return better_alias(libraries[a].path, libraries[b].path); });
+    std::vector<std::optional<std::pair<std::uint64_t, std::uint64_t>>> ids;
+    for (auto i : items) ids.push_back(content_identity(libraries[i].real_path));
+    for (std::size_t a = 0; a < items.size(); ++a) {
+      if (merged[items[a]] || !ids[a]) continue;
+      for (std::size_t b = a + 1; b < items.size(); ++b) {
+        if (merged[items[b]] || ids[b] != ids[a]) continue;
+        merged[items[b]] = true;
+        libraries[items[a]].identical_copies.push_back(libraries[items[b]].path);
       }
     }
-    std::set<std::string> gone;
-    std::vector<LibraryReport> kept;
-    std::vector<std::shared_ptr<const ElfFacts>> kept_facts;
-    for (std::size_t i = 0; i < report.libraries.size(); ++i) {
-      if (merged[i]) {
-        gone.insert(report.libraries[i].path);
-        continue;
-      }
-      kept.push_back(std::move(report.libraries[i]));
-      kept_facts.push_back(facts_of[i]);
-    }
-    report.libraries = std::move(kept);
-    facts_of = std::move(kept_facts);
-    // The copies' own fatbin findings say what the kept row's say.
-    findings.erase(std::remove_if(findings.begin(), findings.end(),
-                                  [&](const DoctorFinding& f) {
-                                    return f.info().domain == FindingDomain::fatbin && gone.count(f.subject) != 0;
-                                  }),
-                   findings.end());
   }
+  return merged;
+}
 
-  // Across the scanned set: copies and majors of each library.
-  {
-    std::vector<policy::LibraryCopy> scanned;
-    for (const auto& lib : report.libraries) {
-      if (!lib.cuda || lib.cuda->major < 0) continue;
-      std::string line = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
-                         lib.version.source + ")";
-      for (const auto& copy : lib.identical_copies) line += "; identical: " + copy;
-      scanned.push_back({lib.path, lib.real_path, lib.cuda->family, lib.cuda->stem, lib.cuda->major, std::move(line),
-                         in_vendor_package(lib.path, site_roots), bundled_by_framework(lib.path, site_roots)});
+// Drops the rows find_identical_copies merged, and the copies' own fatbin findings (the kept
+// row's say the same).
+void merge_identical_copies(Scan& scan) {
+  std::vector<LibraryReport>& libraries = scan.report.libraries;
+  const std::vector<bool> merged = find_identical_copies(libraries);
+  std::set<std::string> gone;
+  std::vector<LibraryReport> kept;
+  std::vector<std::shared_ptr<const ElfFacts>> kept_facts;
+  for (std::size_t i = 0; i < libraries.size(); ++i) {
+    if (merged[i]) {
+      gone.insert(libraries[i].path);
+      continue;
     }
-    for (auto& f : policy::library_copy_findings(scanned, {policy::CopiesSeen::in_scanned_set, ""})) findings.push_back(std::move(f));
+    kept.push_back(std::move(libraries[i]));
+    kept_facts.push_back(scan.facts_of[i]);
   }
+  libraries = std::move(kept);
+  scan.facts_of = std::move(kept_facts);
+  auto& findings = scan.findings();
+  findings.erase(std::remove_if(findings.begin(), findings.end(),
+                                [&](const DoctorFinding& f) {
+                                  return f.info().domain == FindingDomain::fatbin && gone.count(f.subject) != 0;
+                                }),
+                 findings.end());
+}
 
-  // cuDNN: libcudnn.so.N dlopen()s its sub-libraries by name, through its own RUNPATH.
-  for (std::size_t i = 0; i < report.libraries.size(); ++i) {
-    const auto& lib = report.libraries[i];
+// Across the scanned set: copies and majors of each library.
+void scanned_set_copies(Scan& scan) {
+  std::vector<policy::LibraryCopy> scanned;
+  for (const auto& lib : scan.report.libraries) {
+    if (!lib.cuda || lib.cuda->major < 0) continue;
+    std::string line = lib.path + " (" + (lib.version.version.empty() ? "version unknown" : lib.version.version) + ", " +
+                       lib.version.source + ")";
+    for (const auto& copy : lib.identical_copies) line += "; identical: " + copy;
+    scanned.push_back({lib.path, lib.real_path, lib.cuda->family, lib.cuda->stem, lib.cuda->major, std::move(line),
+                       in_vendor_package(lib.path, scan.site_roots), bundled_by_framework(lib.path, scan.site_roots)});
+  }
+  scan.add(policy::library_copy_findings(scanned, {policy::CopiesSeen::in_scanned_set, ""}));
+}
+
+// cuDNN: libcudnn.so.N dlopen()s its sub-libraries by name, through its own RUNPATH.
+void cudnn_splits(Scan& scan) {
+  for (std::size_t i = 0; i < scan.report.libraries.size(); ++i) {
+    const auto& lib = scan.report.libraries[i];
     if (!lib.cuda || lib.cuda->stem != "cudnn" || lib.cuda->major < 0) continue;
     const std::string home = fs::path(lib.real_path).parent_path().string();
     std::vector<std::string> evidence;
     std::vector<policy::CudnnPart> parts;
     for (const auto& sub : cudnn_sublibrary_sonames(lib.cuda->major)) {
-      Resolution r = find_library(sub, *facts_of[i], {}, env);
+      Resolution r = find_library(sub, *scan.facts_of[i], {}, scan.env);
       if (!r.found()) continue;
       std::error_code ec;
       const fs::path real = fs::canonical(r.path, ec);
@@ -537,15 +547,35 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
       parts.push_back({real.parent_path().string(), version});
       evidence.push_back(sub + " => " + r.path + " [" + reason_text(r) + "]" + (version.empty() ? "" : " " + version));
     }
-    if (!policy::cudnn_split({home, lib.version.source == "file name" ? lib.version.version : ""}, parts)) continue;
-    Finding f = make(FindingId::cudnn_split_folders, lib.path,
-                     "libcudnn in " + home + " would load sub-libraries from elsewhere or of another version");
-    f.evidence = std::move(evidence);
-    findings.push_back(std::move(f));
+    const policy::CudnnHome at{home, lib.version.source == "file name" ? lib.version.version : ""};
+    if (auto f = policy::scanned_cudnn_split(lib.path, at, parts, std::move(evidence))) scan.findings().push_back(std::move(*f));
   }
+}
 
-  // The driver, as any process of this environment would find it (libcuda.so.1 for the
-  // runtime, the unversioned libcuda.so for Triton).
+// The folders where the loader (or a compat setup) could find a libcuda, in search order.
+std::vector<std::string> libcuda_folders(const SearchEnv& env, const HostFacts& host) {
+  std::vector<std::string> folders;
+  auto add = [&](const std::string& d) {
+    if (!d.empty() && std::find(folders.begin(), folders.end(), d) == folders.end()) folders.push_back(d);
+  };
+  for (std::size_t start = 0; start <= env.ld_library_path.size();) {
+    std::size_t end = env.ld_library_path.find(':', start);
+    if (end == std::string::npos) end = env.ld_library_path.size();
+    add(env.ld_library_path.substr(start, end - start));
+    start = end + 1;
+  }
+  if (env.cache)
+    for (const auto& e : env.cache->entries)
+      if (e.soname.rfind("libcuda.so", 0) == 0) add(fs::path(e.path).parent_path().string());
+  for (const auto& d : env.default_dirs) add(d);
+  for (const auto& d : host.driver_folders) add(d);
+  return folders;
+}
+
+// The driver, as any process of this environment would find it (libcuda.so.1 for the runtime,
+// the unversioned libcuda.so for Triton), and the driver bridge: the host's kernel module
+// against that libcuda, and every libcuda copy where the loader could find one.
+void examine_driver(Scan& scan) {
   ElfFacts anyone;
   anyone.path = fs::current_path().string() + "/a.out";
   anyone.elf_class = 64;
@@ -554,94 +584,103 @@ DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::
 #else
   anyone.machine = EM_X86_64;
 #endif
-  const Resolution driver = find_library("libcuda.so.1", anyone, {}, env);
-  policy::add_driver_search_findings(driver, find_library("libcuda.so", anyone, {}, env), findings);
-  // The driver bridge: the host's kernel module against the libcuda a process here would load,
-  // and every libcuda copy where the loader (or a compat setup) could find one.
-  {
-    std::vector<std::string> folders;
-    auto add = [&](const std::string& d) {
-      if (!d.empty() && std::find(folders.begin(), folders.end(), d) == folders.end()) folders.push_back(d);
-    };
-    for (std::size_t start = 0; start <= env.ld_library_path.size();) {
-      std::size_t end = env.ld_library_path.find(':', start);
-      if (end == std::string::npos) end = env.ld_library_path.size();
-      add(env.ld_library_path.substr(start, end - start));
-      start = end + 1;
+  scan.driver = find_library("libcuda.so.1", anyone, {}, scan.env);
+  policy::add_driver_search_findings(scan.driver, find_library("libcuda.so", anyone, {}, scan.env), scan.findings());
+  const HostFacts& host = scan.host;
+  DriverSummary& summary = scan.report.driver;
+  DriverBridgeInput bridge;
+  bridge.kernel_version_text = host.kernel_version_text;
+  bridge.kernel_version_source = host.kernel_version_source;
+  bridge.libcuda = find_libcuda_copies(libcuda_folders(scan.env, host), scan.driver.found() ? scan.driver.path : "",
+                                       mount_points(host.mountinfo_text));
+  bridge.nvml_driver_version = host.nvml_driver_version;
+  bridge.gpu_name = host.gpu_name;
+  scan.add(policy::driver_bridge_findings(bridge));
+  if (host.kernel_version_text)
+    if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
+      summary.kernel_module = k->version.text;
+      summary.open_module = k->open;
     }
-    if (env.cache)
-      for (const auto& e : env.cache->entries)
-        if (e.soname.rfind("libcuda.so", 0) == 0) add(fs::path(e.path).parent_path().string());
-    for (const auto& d : env.default_dirs) add(d);
-    for (const auto& d : host.driver_folders) add(d);
-    DriverBridgeInput bridge;
-    bridge.kernel_version_text = host.kernel_version_text;
-    bridge.kernel_version_source = host.kernel_version_source;
-    bridge.libcuda = find_libcuda_copies(folders, driver.found() ? driver.path : "", mount_points(host.mountinfo_text));
-    bridge.nvml_driver_version = host.nvml_driver_version;
-    bridge.gpu_name = host.gpu_name;
-    for (auto& f : policy::driver_bridge_findings(bridge)) findings.push_back(std::move(f));
-    if (host.kernel_version_text)
-      if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
-        report.driver.kernel_module = k->version.text;
-        report.driver.open_module = k->open;
-      }
-    for (const auto& c : bridge.libcuda) {
-      if (c.in_use) report.driver.libcuda_in_use = c.real_path;
-      auto v = libcuda_file_version(fs::path(c.real_path).filename().string());
-      report.driver.libcuda_copies.push_back(c.path + (c.real_path != c.path ? " -> " + c.real_path : "") + " (" +
-                                             (v ? v->text : "version unknown") + ")" + (c.bind_mounted ? " [bind-mounted]" : "") +
-                                             (c.in_use ? " [in use]" : ""));
+  for (const auto& c : bridge.libcuda) {
+    if (c.in_use) summary.libcuda_in_use = c.real_path;
+    auto v = libcuda_file_version(fs::path(c.real_path).filename().string());
+    summary.libcuda_copies.push_back(c.path + (c.real_path != c.path ? " -> " + c.real_path : "") + " (" +
+                                     (v ? v->text : "version unknown") + ")" + (c.bind_mounted ? " [bind-mounted]" : "") +
+                                     (c.in_use ? " [in use]" : ""));
+  }
+}
+
+// Triton, in any scanned folder that is (or holds) the triton package.
+void examine_triton(Scan& scan) {
+  std::set<std::string> seen;
+  const std::function<const char*(const char*)> no_env = [](const char*) -> const char* { return nullptr; };
+  const SearchEnv& env = scan.env;
+  for (const auto& p : scan.paths) {
+    auto pkg = find_triton_package(p);
+    if (!pkg || !seen.insert(fs::weakly_canonical(*pkg).string()).second) continue;
+    const TritonInput in = read_triton_input(*pkg, scan.sm, scan.host.getenv ? scan.host.getenv : no_env,
+                                             env.cache ? &*env.cache : nullptr, env.ld_library_path, env.default_dirs,
+                                             scan.driver.found());
+    policy::TritonReport t = policy::triton_findings(in);
+    TritonSummary summary;
+    summary.package_dir = in.package_dir;
+    summary.version = in.version;
+    summary.ptxas = t.ptxas_path;
+    summary.ptxas_version = t.ptxas_version ? t.ptxas_version->full : "";
+    summary.libcuda_dirs = t.libcuda_dirs;
+    summary.libcuda_how = t.libcuda_how;
+    scan.report.tritons.push_back(std::move(summary));
+    scan.add(std::move(t.findings));
+  }
+}
+
+// The headline: the framework, its CUDA, the driver it needs and the one present.
+void decide_headline(Scan& scan) {
+  std::vector<ScannedRuntime> runtimes;
+  for (const auto& lib : scan.report.libraries)
+    if (lib.cuda && lib.cuda->family == "cudart" && !lib.version.version.empty()) runtimes.push_back({lib.path, lib.version.version});
+  std::string driver = scan.host.driver_version, source = "--driver-version";
+  if (driver.empty() && scan.host.kernel_version_text)
+    if (auto k = parse_kernel_module_version(*scan.host.kernel_version_text)) {
+      driver = k->version.text;
+      source = scan.host.kernel_version_source;
     }
-  }
+  scan.report.headline = policy::make_headline(std::move(scan.frameworks), runtimes, driver, source);
+  scan.add(policy::headline_findings(scan.report.headline));
+}
 
-  // Triton, in any scanned folder that is (or holds) the triton package.
-  {
-    std::set<std::string> seen;
-    const std::function<const char*(const char*)> no_env = [](const char*) -> const char* { return nullptr; };
-    for (const auto& p : paths) {
-      auto pkg = find_triton_package(p);
-      if (!pkg || !seen.insert(fs::weakly_canonical(*pkg).string()).second) continue;
-      const TritonInput in = read_triton_input(*pkg, sm, host.getenv ? host.getenv : no_env, env.cache ? &*env.cache : nullptr,
-                                               env.ld_library_path, env.default_dirs, driver.found());
-      policy::TritonReport t = policy::triton_findings(in);
-      TritonSummary summary;
-      summary.package_dir = in.package_dir;
-      summary.version = in.version;
-      summary.ptxas = t.ptxas_path;
-      summary.ptxas_version = t.ptxas_version ? t.ptxas_version->full : "";
-      summary.libcuda_dirs = t.libcuda_dirs;
-      summary.libcuda_how = t.libcuda_how;
-      report.tritons.push_back(std::move(summary));
-      for (auto& f : t.findings) findings.push_back(std::move(f));
+}  // namespace
+
+DoctorReport diagnose(const std::vector<std::string>& paths, int sm, const std::string& sm_source, const SearchEnv& env,
+                      const DoctorProgress& progress, const HostFacts& host) {
+  DoctorReport report;
+  report.sm = sm;
+  report.sm_source = sm_source;
+  Scan scan{paths, sm, env, host, report, find_frameworks(paths), {}, {}, {}, {}, {}, {}};
+  for (const auto& p : paths)
+    if (is_dir(p) && looks_like_site_packages(p)) {
+      fs::path root = fs::absolute(p).lexically_normal();
+      scan.site_roots.push_back(root.filename().empty() ? root.parent_path() : root);  // "sp/" as "sp"
     }
-  }
-
-  // The headline: the framework, its CUDA, the driver it needs and the one present.
-  {
-    std::vector<ScannedRuntime> runtimes;
-    for (const auto& lib : report.libraries)
-      if (lib.cuda && lib.cuda->family == "cudart" && !lib.version.version.empty())
-        runtimes.push_back({lib.path, lib.version.version});
-    std::string driver = host.driver_version, source = "--driver-version";
-    if (driver.empty() && host.kernel_version_text)
-      if (auto k = parse_kernel_module_version(*host.kernel_version_text)) {
-        driver = k->version.text;
-        source = host.kernel_version_source;
-      }
-    report.headline = make_headline(std::move(frameworks), runtimes, driver, source);
-    for (auto& f : headline_findings(report.headline)) findings.push_back(std::move(f));
-  }
-
+  std::vector<std::string> problems;
+  const std::vector<std::string> files = collect_elf_files(paths, problems);
+  for (const auto& p : problems) report.findings.push_back(policy::unreadable_file(p.substr(0, p.find(": ")), p));
+  std::vector<FileWork> work = read_files(files, host.jobs, progress);
+  examine_files(scan, files, work);
+  // The libraries the loader cannot find, once each, with the exact requirement a framework pins.
+  for (const auto& [name, entry] : scan.missing)
+    report.findings.push_back(policy::library_not_found(name, entry.first, entry.second, scan.frameworks));
+  merge_identical_copies(scan);
+  scanned_set_copies(scan);
+  cudnn_splits(scan);
+  examine_driver(scan);
+  examine_triton(scan);
+  decide_headline(scan);
   // What NVIDIA's and the frameworks' own files carry for other GPUs is no one's to fix here.
-  policy::mark_vendor_fatbin_findings(findings, [&](const std::string& path) { return in_vendor_package(path, site_roots); });
-
-  if (sm_source == "assumed") {
-    findings.push_back(make(FindingId::sm_assumed, "sm_" + std::to_string(sm),
-                            "no nvidia-smi answered: coverage is checked for sm_" + std::to_string(sm)));
-  }
-
-  std::stable_sort(findings.begin(), findings.end(), [](const DoctorFinding& a, const DoctorFinding& b) {
+  policy::mark_vendor_fatbin_findings(report.findings,
+                                      [&](const std::string& path) { return in_vendor_package(path, scan.site_roots); });
+  if (sm_source == "assumed") report.findings.push_back(policy::sm_assumed(sm));
+  std::stable_sort(report.findings.begin(), report.findings.end(), [](const DoctorFinding& a, const DoctorFinding& b) {
     return static_cast<int>(a.severity()) > static_cast<int>(b.severity());
   });
   return report;

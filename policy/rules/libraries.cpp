@@ -278,6 +278,14 @@ bool cudnn_split(const CudnnHome& home, const std::vector<CudnnPart>& parts) {
   return false;
 }
 
+std::optional<Finding> scanned_cudnn_split(const std::string& path, const CudnnHome& home, const std::vector<CudnnPart>& parts,
+                                           std::vector<std::string> evidence) {
+  if (!cudnn_split(home, parts)) return std::nullopt;
+  Finding f{FindingId::cudnn_split_folders, path,
+            "libcudnn in " + home.folder + " would load sub-libraries from elsewhere or of another version", std::move(evidence)};
+  return f;
+}
+
 std::vector<Finding> loaded_library_findings(const std::vector<symbols::LoadedLibrary>& libs) {
   std::vector<Finding> out;
   std::vector<LibraryCopy> copies;

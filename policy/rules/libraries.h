@@ -2,6 +2,7 @@
 // runtime, the CUDA environment variables and the device code the process loaded (rows in
 // catalog/findings.def).
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,11 @@ struct CudnnPart {
 // Whether the parts come from elsewhere than the main library: another folder, or another
 // version when both file names carry a full one ("9.1.0", not "9") (library.cudnn-split-folders).
 bool cudnn_split(const CudnnHome& home, const std::vector<CudnnPart>& parts);
+
+// library.cudnn-split-folders for the scanned libcudnn at `path` (doctor), its parts' lines as
+// evidence; nothing when cudnn_split says the parts come from its own folder and version.
+std::optional<Finding> scanned_cudnn_split(const std::string& path, const CudnnHome& home, const std::vector<CudnnPart>& parts,
+                                           std::vector<std::string> evidence);
 
 // The findings the set this process loaded shows (the link-time stub libcuda, and through the
 // rules above: two majors, two copies of one library, cuDNN parts from elsewhere), each naming
