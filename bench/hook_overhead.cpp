@@ -92,7 +92,13 @@ struct Fns {
   PFN_cuStreamSynchronize_v2000 stream_sync;
   PFN_cuMemAlloc_v3020 mem_alloc;
   PFN_cuMemFree_v3020 mem_free;
+  PFN_cuMemcpyHtoDAsync_v3020 copy_htod_async;
 };
+
+// The async copy's ends: a device buffer allocated once through the shim, and pageable host
+// memory (the shim asks the driver what the host side is: shim/sync_observer.cpp host_is_pageable).
+CUdeviceptr g_copy_dst = 0;
+alignas(4096) char g_copy_src[4096];
 
 using Clock = std::chrono::steady_clock;
 inline uint64_t elapsed_ns(Clock::time_point a, Clock::time_point b) {
@@ -132,6 +138,18 @@ __attribute__((noinline)) uint64_t batch_alloc_free(const Fns& f, int n, unsigne
     acc |= alloc(&d, 4096);
     acc |= release(d);
   }
+  const auto t1 = Clock::now();
+  bad |= acc;
+  return elapsed_ns(t0, t1);
+}
+
+// An async host-to-device copy of 4 KiB from pageable memory on the legacy stream: the copy
+// hook's path (call site, the pageable check, the copy's bytes).
+__attribute__((noinline)) uint64_t batch_copy_async(const Fns& f, int n, unsigned& bad) {
+  const PFN_cuMemcpyHtoDAsync_v3020 fn = f.copy_htod_async;
+  unsigned acc = 0;
+  const auto t0 = Clock::now();
+  for (int i = 0; i < n; ++i) acc |= fn(g_copy_dst, g_copy_src, sizeof g_copy_src, nullptr);
   const auto t1 = Clock::now();
   bad |= acc;
   return elapsed_ns(t0, t1);
@@ -184,6 +202,7 @@ const Operation kOps[] = {
      {"cuMemAlloc_v2", "cuMemFree_v2"}},
     {"sync then launch", "cuStreamSynchronize (delay 0) + cuLaunchKernel", 80.0, batch_sync_launch,
      {"cuStreamSynchronize", "cuLaunchKernel"}},
+    {"async copy, pageable", "cuMemcpyHtoDAsync_v2(4096, pageable)", 60.0, batch_copy_async, {"cuMemcpyHtoDAsync_v2", nullptr}},
 };
 constexpr size_t kOpCount = sizeof(kOps) / sizeof(kOps[0]);
 
@@ -310,15 +329,18 @@ int main(int argc, char** argv) {
   Fns shim{reinterpret_cast<PFN_cuLaunchKernel_v4000>(resolve("cuLaunchKernel")),
            reinterpret_cast<PFN_cuStreamSynchronize_v2000>(resolve("cuStreamSynchronize")),
            reinterpret_cast<PFN_cuMemAlloc_v3020>(resolve("cuMemAlloc")),
-           reinterpret_cast<PFN_cuMemFree_v3020>(resolve("cuMemFree"))};
+           reinterpret_cast<PFN_cuMemFree_v3020>(resolve("cuMemFree")),
+           reinterpret_cast<PFN_cuMemcpyHtoDAsync_v3020>(resolve("cuMemcpyHtoDAsync"))};
   Fns direct{reinterpret_cast<PFN_cuLaunchKernel_v4000>(own("cuLaunchKernel")),
              reinterpret_cast<PFN_cuStreamSynchronize_v2000>(own("cuStreamSynchronize")),
              reinterpret_cast<PFN_cuMemAlloc_v3020>(own("cuMemAlloc_v2")),
-             reinterpret_cast<PFN_cuMemFree_v3020>(own("cuMemFree_v2"))};
+             reinterpret_cast<PFN_cuMemFree_v3020>(own("cuMemFree_v2")),
+             reinterpret_cast<PFN_cuMemcpyHtoDAsync_v3020>(own("cuMemcpyHtoDAsync_v2"))};
   const void* pairs[][2] = {{reinterpret_cast<void*>(shim.launch), reinterpret_cast<void*>(direct.launch)},
                             {reinterpret_cast<void*>(shim.stream_sync), reinterpret_cast<void*>(direct.stream_sync)},
                             {reinterpret_cast<void*>(shim.mem_alloc), reinterpret_cast<void*>(direct.mem_alloc)},
-                            {reinterpret_cast<void*>(shim.mem_free), reinterpret_cast<void*>(direct.mem_free)}};
+                            {reinterpret_cast<void*>(shim.mem_free), reinterpret_cast<void*>(direct.mem_free)},
+                            {reinterpret_cast<void*>(shim.copy_htod_async), reinterpret_cast<void*>(direct.copy_htod_async)}};
   for (const auto& p : pairs)
     if (p[0] == p[1])
       die(2, "cuGetProcAddress_v2 handed out the driver's own function, not a wrapper: the shim is not preloaded "
@@ -332,6 +354,7 @@ int main(int argc, char** argv) {
   if (init(0) != CUDA_SUCCESS || retain(&ctx, 0) != CUDA_SUCCESS || set_current(ctx) != CUDA_SUCCESS)
     die(1, "could not make device 0's primary context current");
   set_delay(0);
+  if (shim.mem_alloc(&g_copy_dst, sizeof g_copy_src) != CUDA_SUCCESS) die(1, "could not allocate the copy's device buffer");
 
   // Each wrapper ends at the double's function we compare it with: one call through the wrapper is one
   // call of that exact entry point. And the shim counts what goes through its wrappers.
@@ -340,13 +363,14 @@ int main(int argc, char** argv) {
   if (shim_calls == nullptr) die(2, "cudashim_api_calls not found: the shim is not preloaded");
   {
     unsigned bad = 0;
-    const char* abis[] = {"cuLaunchKernel", "cuStreamSynchronize", "cuMemAlloc_v2", "cuMemFree_v2"};
-    uint64_t before[4], shim_before[4];
-    for (int i = 0; i < 4; ++i) before[i] = fake_count(abis[i]), shim_before[i] = shim_calls(abis[i]);
+    const char* abis[] = {"cuLaunchKernel", "cuStreamSynchronize", "cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoDAsync_v2"};
+    uint64_t before[5], shim_before[5];
+    for (int i = 0; i < 5; ++i) before[i] = fake_count(abis[i]), shim_before[i] = shim_calls(abis[i]);
     batch_launch(shim, 1, bad);
     batch_stream_sync(shim, 1, bad);
     batch_alloc_free(shim, 1, bad);
-    for (int i = 0; i < 4; ++i) {
+    batch_copy_async(shim, 1, bad);
+    for (int i = 0; i < 5; ++i) {
       if (fake_count(abis[i]) != before[i] + 1 || shim_calls(abis[i]) != shim_before[i] + 1) {
         std::fprintf(stderr, "bench_hook_overhead: one call through the wrapper of %s made %llu call(s) of the "
                      "double's %s and counted %llu in the shim (expected 1 and 1)\n", abis[i],

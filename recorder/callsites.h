@@ -40,6 +40,12 @@ struct CallSite {
   // Pattern evidence, counted by the observer (shim/sync_observer.cpp):
   std::atomic<uint64_t> after_readback;   // syncs right after a small device-to-host copy (.item())
   std::atomic<uint64_t> pageable;         // async copies whose host side is pageable memory
+  // What the driver said of this site's async copies' host side (shim/sync_observer.cpp:
+  // host_is_pageable): bits kHostSawPinned, kHostSawPageable, kHostSettled, and how many times it
+  // was asked. Once its first kHostKindChecks answers agree, the site is settled and the driver
+  // is not asked again.
+  std::atomic<uint8_t> host_kind;
+  std::atomic<uint8_t> host_kind_checks;
   std::atomic<uint64_t> pooled;           // frees cudashim's pool took into its cache (no driver call)
   std::atomic<uint64_t> oom_flush;        // frees made between an out-of-memory and the next successful allocation
   std::atomic<uint64_t> cpu_samples;      // sampled blocking calls with thread CPU time read

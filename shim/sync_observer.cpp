@@ -49,6 +49,25 @@ bool is_pinned(const void* p) {
   return r == CUDA_SUCCESS && (type == CU_MEMORYTYPE_HOST || type == CU_MEMORYTYPE_UNIFIED);
 }
 
+// Whether an async copy's host side at `s` is pageable. The driver is asked for the first
+// kHostKindChecks copies of a site only: when its answers agree (a line copies from one buffer
+// kind, the usual case), the site is settled and a loop's later copies cost no driver call.
+// A site whose answers differ stays unsettled and is asked every time. What this misses: a
+// line that copies from pinned memory for its first kHostKindChecks copies and from pageable
+// memory later (or the reverse) keeps its first verdict.
+constexpr uint8_t kHostSawPinned = 1, kHostSawPageable = 2, kHostSettled = 4, kHostKindChecks = 8;
+bool host_is_pageable(CallSite& s, const void* host) {
+  const uint8_t kind = s.host_kind.load(std::memory_order_relaxed);
+  if ((kind & kHostSettled) != 0) return (kind & kHostSawPageable) != 0;
+  const bool pageable = !is_pinned(host);
+  const uint8_t saw = pageable ? kHostSawPageable : kHostSawPinned;
+  const uint8_t seen = static_cast<uint8_t>(s.host_kind.fetch_or(saw, std::memory_order_relaxed) | saw);
+  const bool agree = (seen & (kHostSawPinned | kHostSawPageable)) != (kHostSawPinned | kHostSawPageable);
+  if (s.host_kind_checks.fetch_add(1, std::memory_order_relaxed) + 1 >= kHostKindChecks && agree)
+    s.host_kind.fetch_or(kHostSettled, std::memory_order_relaxed);
+  return pageable;
+}
+
 // One warning line the first time a site becomes a finding (rate-limited by
 // construction: once per site and rule).
 void announce(const CallSite& s, FindingId rule) {
@@ -178,7 +197,7 @@ struct InnerNotes {
     ts.frameless_copier = py.code == nullptr && rec::g_py_locate.load(std::memory_order_relaxed) != nullptr;
   }
   if (info.timing == Timing::TIMED && f.host != nullptr && (f.dir == CopyDir::H2D || f.dir == CopyDir::D2H) &&
-      !is_pinned(f.host))
+      host_is_pageable(*s, f.host))
     s->pageable.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -62,6 +62,14 @@ def main():
             errors.append(f"{mode}: the live line ({line}) names none of the report's sites "
                           f"{[s['where'] for s in f['sites']]}")
         print(f"{mode}: {fid} count {f['count']} blocked {f['blocked_ns'] / 1e6:.1f} ms at {f['sites'][0]['where'] if f['sites'] else '-'}")
+    # The pageable check asks the driver about a site's first copies only (8 of them): the loop's
+    # 80 async copies (a pinned and a pageable one per step) must not cost 80 driver queries.
+    p, reps = run(shim, fake, prog, "pageable")
+    queries = json.loads(p.stdout.strip().splitlines()[-1]).get("pointer_queries", -1) if p.returncode == 0 else -1
+    if not 0 <= queries <= STEPS // 2:
+        errors.append(f"pageable: the driver was asked about {queries} pointers for {2 * STEPS} async copies "
+                      f"(expected at most {STEPS // 2}: a site's verdict settles after 8 agreeing answers)")
+    print(f"pageable: {queries} cuPointerGetAttribute calls for {2 * STEPS} async copies")
     p, reps = run(shim, fake, prog, "clean")
     warn = [x["id"] for r in reps for x in r["findings"] if x["severity"] in ("warning", "error")]
     if p.returncode != 0 or warn:

@@ -91,6 +91,12 @@ int main(int argc, char** argv) {
   CHECK_RT(cudaStreamSynchronize(nb));
   CHECK_RT(cudaFreeHost(pinned));
   CHECK_RT(cudaFree(dev));
-  std::printf("{\"mode\": \"%s\", \"steps\": %d}\n", mode.c_str(), kSteps);
+  // How often the driver was asked what a host pointer is (the shim's pageable check, and the
+  // ledger's device queries): the harness bounds it, so a check per copy is caught.
+  using CallCount = uint64_t (*)(const char*);
+  void* drv = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  auto call_count = drv ? reinterpret_cast<CallCount>(dlsym(drv, "fakecuda_call_count")) : nullptr;
+  const unsigned long long queries = call_count ? call_count("cuPointerGetAttribute") : 0;
+  std::printf("{\"mode\": \"%s\", \"steps\": %d, \"pointer_queries\": %llu}\n", mode.c_str(), kSteps, queries);
   return 0;
 }
