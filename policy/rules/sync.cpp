@@ -10,7 +10,7 @@
 #include <cstring>
 #include <vector>
 
-#include "policy/fragmentation.h"
+#include "policy/rules/fragmentation.h"
 #include "policy/host_framework.h"
 #include "policy/user_frame.h"
 #include "recorder/clock.h"
@@ -219,7 +219,7 @@ void aggregate(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framework) {
     a.ticks += deprecated_ticks;
   }
   if (ev(recorder::Event::launch_blocking_env) > 0) agg[static_cast<int>(FindingId::launch_blocking)].count = 1;
-  // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/fragmentation.h).
+  // PyTorch's own counters, read at Python's exit or after an out-of-memory (policy/rules/fragmentation.h).
   const TorchVerdicts tv = torch_verdicts();
   Agg& frag = agg[static_cast<int>(FindingId::torch_fragmentation)];
   frag.count += tv.fragmented_devices;

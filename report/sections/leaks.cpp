@@ -1,6 +1,6 @@
 // leaks.cpp: the report's "leaks" section: live allocations at exit grouped by call site
-// and kind (policy/leaks.h), the 20 largest groups.
-#include "policy/leaks.h"
+// and kind (policy/rules/leaks.h), the 20 largest groups.
+#include "policy/rules/leaks.h"
 #include "policy/sync_rules.h"
 #include "recorder/clock.h"
 #include "report/sections/sections.h"

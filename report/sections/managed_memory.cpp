@@ -1,13 +1,13 @@
 // managed_memory.cpp: the report's "managed_memory" section: managed (unified) memory over
 // the bus. The default mode's estimate per device from NVML's PCIe throughput while managed
-// allocations were live (policy/managed_paging.h), split over the allocations' call sites,
+// allocations were live (policy/rules/managed_paging.h), split over the allocations' call sites,
 // the memory.managed-paging finding at those sites, and the precise mode's exact counts per
 // site when it filled them (recorder/managed_migration.h). docs/managed-memory.md,
 // docs/report-schema.md.
 #include <fmt/format.h>
 
 #include "policy/rules/gpu_time.h"
-#include "policy/managed_paging.h"
+#include "policy/rules/managed_paging.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
 #include "recorder/gpu_samples.h"

@@ -1,7 +1,7 @@
 // torch_memory.cpp: the report's "torch_memory" section: PyTorch's allocator counters
 // (recorder/torch_memory.h) beside the ledger, at an out-of-memory and at exit, with the
-// verdicts of policy/fragmentation.h.
-#include "policy/fragmentation.h"
+// verdicts of policy/rules/fragmentation.h.
+#include "policy/rules/fragmentation.h"
 #include "recorder/torch_memory.h"
 #include "report/sections/sections.h"
 

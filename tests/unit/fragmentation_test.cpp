@@ -1,11 +1,11 @@
 // fragmentation_test.cpp: when torch's counters make alloc.fragmentation, at its thresholds
-// (policy/fragmentation.h: 256 MiB and 20% of reserved), and when a plain cache does not.
+// (policy/rules/fragmentation.h: 256 MiB and 20% of reserved), and when a plain cache does not.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include <string>
 
-#include "policy/fragmentation.h"
+#include "policy/rules/fragmentation.h"
 #include "recorder/recorder.h"
 #include "recorder/torch_memory.h"
 #include "report/report.h"

@@ -1,12 +1,12 @@
 // managed_paging_test.cpp: the estimate, the window, the per-site split and the
-// memory.managed-paging threshold of policy/managed_paging.h, from PCIe readings made up here;
+// memory.managed-paging threshold of policy/rules/managed_paging.h, from PCIe readings made up here;
 // and the precise mode's per-site table (recorder/managed_migration.h).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <vector>
 
-#include "policy/managed_paging.h"
+#include "policy/rules/managed_paging.h"
 #include "recorder/managed_migration.h"
 
 using namespace cudashim;

@@ -1,4 +1,4 @@
-// leaks.h: which live allocations are leaks, grouped by call site and kind.
+// policy/rules/leaks.h: which live allocations are leaks, grouped by call site and kind.
 #pragma once
 #include <cstdint>
 #include <vector>

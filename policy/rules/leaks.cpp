@@ -1,6 +1,6 @@
 // leaks.cpp: live allocations grouped by call site and kind, read from the ledger at
 // report time.
-#include "policy/leaks.h"
+#include "policy/rules/leaks.h"
 
 #include <algorithm>
 #include <map>

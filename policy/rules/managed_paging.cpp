@@ -1,5 +1,5 @@
 // managed_paging.cpp: see managed_paging.h.
-#include "policy/managed_paging.h"
+#include "policy/rules/managed_paging.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // fragmentation.cpp: PyTorch's counters against the ledger, and the findings they make.
-#include "policy/fragmentation.h"
+#include "policy/rules/fragmentation.h"
 
 #include <algorithm>
 #include <vector>
