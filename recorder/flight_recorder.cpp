@@ -74,28 +74,8 @@ const char* signal_name(int sig) {
   }
 }
 
-// Renders and writes the record. Async-signal-safe.
-void write_record(const char* reason, int sig, uint64_t fault_address, const char* api, uint64_t result) {
-  if (!g_configured.load()) return;
-  Out& o = g_out;
-  o.n = 0;
-  o.s("{\"schema\": \"cudashim.crash/1\", \"reason\": \"");
-  o.s(reason);
-  o.s("\", \"pid\": ");
-  o.u(static_cast<uint64_t>(getpid()));
-  if (sig != 0) {
-    o.s(", \"signal\": ");
-    o.u(static_cast<uint64_t>(sig));
-    o.s(", \"signal_name\": \"");
-    o.s(signal_name(sig));
-    o.s("\", \"fault_address\": ");
-    o.hex(fault_address);
-  } else {
-    o.s(", \"api\": \"");
-    o.s(api);
-    o.s("\", \"result\": ");
-    o.u(result);
-  }
+// The record's "threads": each thread's call count and its last calls. Async-signal-safe.
+void write_threads(Out& o) {
   o.s(",\n \"threads\": [");
   ThreadSlot* slots = slot_table();
   const uint32_t used = slots_in_use();
@@ -125,7 +105,12 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
     }
     o.s("]}");
   }
-  o.s("],\n \"memory\": {\"devices\": [");
+  o.s("]");
+}
+
+// The record's "memory": live and peak bytes per device. Async-signal-safe.
+void write_memory(Out& o) {
+  o.s(",\n \"memory\": {\"devices\": [");
   DeviceStats d[8];
   const int nd = ledger_devices(d, 8);
   bool firstd = true;
@@ -142,6 +127,32 @@ void write_record(const char* reason, int sig, uint64_t fault_address, const cha
     o.s("}");
   }
   o.s("]}");
+}
+
+// Renders and writes the record. Async-signal-safe.
+void write_record(const char* reason, int sig, uint64_t fault_address, const char* api, uint64_t result) {
+  if (!g_configured.load()) return;
+  Out& o = g_out;
+  o.n = 0;
+  o.s("{\"schema\": \"cudashim.crash/1\", \"reason\": \"");
+  o.s(reason);
+  o.s("\", \"pid\": ");
+  o.u(static_cast<uint64_t>(getpid()));
+  if (sig != 0) {
+    o.s(", \"signal\": ");
+    o.u(static_cast<uint64_t>(sig));
+    o.s(", \"signal_name\": \"");
+    o.s(signal_name(sig));
+    o.s("\", \"fault_address\": ");
+    o.hex(fault_address);
+  } else {
+    o.s(", \"api\": \"");
+    o.s(api);
+    o.s("\", \"result\": ");
+    o.u(result);
+  }
+  write_threads(o);
+  write_memory(o);
   // The writing thread's own stack: in a handler, the faulting thread's (recorder/backtrace.h).
   if (o.n < sizeof o.buf - 4) o.n += backtrace_json(o.buf + o.n, sizeof o.buf - 4 - o.n);
   gpu_flight_json(o.buf, o.n, sizeof o.buf);  // the last health sample and the Xid events (recorder/gpu_samples.h)

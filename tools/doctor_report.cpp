@@ -103,6 +103,74 @@ std::string render_doctor_text(const DoctorReport& report, bool color, bool verb
   return out;
 }
 
+namespace {
+
+// A library's fatbin: its coverage for the GPU, the architectures it carries and its bytes.
+nlohmann::json fatbin_json(const LibraryReport& lib) {
+  const Coverage& c = *lib.coverage;
+  nlohmann::json arch_counts = nlohmann::json::object(), embedded = nlohmann::json::object();
+  for (const auto& line : lib.fatbin_arch_counts) {
+    const auto space = line.rfind(' ');
+    const std::string key = line.substr(0, space);
+    const int n = std::stoi(line.substr(space + 1));
+    if (key.rfind("embedded ", 0) == 0)
+      embedded[key.substr(9)] = n;
+    else
+      arch_counts[key] = n;
+  }
+  nlohmann::json j = {{"sm", c.sm},
+                      {"coverage", coverage_name(c.kind)},
+                      {"entries", lib.fatbin_entries},
+                      {"containers", c.containers},
+                      {"containers_sass", c.containers_sass},
+                      {"containers_ptx_only", c.containers_ptx_only},
+                      {"containers_none", c.containers_none},
+                      {"ptx_jit_bytes", c.ptx_jit_bytes},
+                      {"best_sass", c.best_sass},
+                      {"best_ptx", c.best_ptx},
+                      {"containers_empty", c.containers_empty},
+                      {"arch_counts", arch_counts},
+                      {"embedded_containers", lib.fatbin_embedded_containers},
+                      {"embedded_arch_counts", embedded}};
+  if (lib.embedded_coverage) j["embedded_coverage"] = coverage_name(lib.embedded_coverage->kind);
+  if (!lib.fatbin_bytes) return j;
+  const FatbinBytes& b = *lib.fatbin_bytes;
+  nlohmann::json per_arch = nlohmann::json::object();
+  for (const auto& a : lib.fatbin_registered_bytes ? lib.fatbin_registered_bytes->archs : b.archs)
+    per_arch[a.arch] = {{"entries", a.entries},
+                        {"stored_bytes", a.stored_bytes},
+                        {"uncompressed_bytes", a.uncompressed_bytes},
+                        {"used_entries", a.used_entries},
+                        {"used_stored_bytes", a.used_stored_bytes},
+                        {"used_uncompressed_bytes", a.used_uncompressed_bytes}};
+  j["bytes"] = {{"stored", b.stored_bytes},
+                {"uncompressed", b.uncompressed_bytes},
+                {"sass_stored", b.sass_stored_bytes},
+                {"ptx_stored", b.ptx_stored_bytes},
+                {"used_stored", b.used_stored_bytes},
+                {"used_uncompressed", b.used_uncompressed_bytes},
+                {"registered_stored", lib.fatbin_registered_bytes ? lib.fatbin_registered_bytes->stored_bytes : 0},
+                {"per_arch", per_arch}};  // .nv_fatbin only, as cuobjdump lists it
+  return j;
+}
+
+nlohmann::json library_json(const LibraryReport& lib) {
+  nlohmann::json j = {{"path", lib.path}, {"real_path", lib.real_path}, {"soname", lib.soname}, {"identical_copies", lib.identical_copies}};
+  if (lib.cuda) {
+    j["family"] = lib.cuda->family;
+    j["major"] = lib.cuda->major;
+    j["version"] = lib.version.version;
+    j["version_source"] = lib.version.source;
+  }
+  nlohmann::json needed = nlohmann::json::array();
+  for (const auto& r : lib.cuda_needed) needed.push_back(resolution_json(r));
+  j["cuda_needed"] = needed;
+  if (lib.coverage) j["fatbin"] = fatbin_json(lib);
+  return j;
+}
+
+}  // namespace
+
 std::string render_doctor_json(const DoctorReport& report) {
   nlohmann::json findings = nlohmann::json::array();
   int counts[3] = {0, 0, 0}, hidden = 0;
@@ -118,66 +186,7 @@ std::string render_doctor_json(const DoctorReport& report) {
                         {"fix", f.fix()}});
   }
   nlohmann::json libs = nlohmann::json::array();
-  for (const auto& lib : report.libraries) {
-    nlohmann::json j = {{"path", lib.path}, {"real_path", lib.real_path}, {"soname", lib.soname}, {"identical_copies", lib.identical_copies}};
-    if (lib.cuda) {
-      j["family"] = lib.cuda->family;
-      j["major"] = lib.cuda->major;
-      j["version"] = lib.version.version;
-      j["version_source"] = lib.version.source;
-    }
-    nlohmann::json needed = nlohmann::json::array();
-    for (const auto& r : lib.cuda_needed) needed.push_back(resolution_json(r));
-    j["cuda_needed"] = needed;
-    if (lib.coverage) {
-      const Coverage& c = *lib.coverage;
-      nlohmann::json arch_counts = nlohmann::json::object(), embedded = nlohmann::json::object();
-      for (const auto& line : lib.fatbin_arch_counts) {
-        const auto space = line.rfind(' ');
-        const std::string key = line.substr(0, space);
-        const int n = std::stoi(line.substr(space + 1));
-        if (key.rfind("embedded ", 0) == 0)
-          embedded[key.substr(9)] = n;
-        else
-          arch_counts[key] = n;
-      }
-      j["fatbin"] = {{"sm", c.sm},
-                     {"coverage", coverage_name(c.kind)},
-                     {"entries", lib.fatbin_entries},
-                     {"containers", c.containers},
-                     {"containers_sass", c.containers_sass},
-                     {"containers_ptx_only", c.containers_ptx_only},
-                     {"containers_none", c.containers_none},
-                     {"ptx_jit_bytes", c.ptx_jit_bytes},
-                     {"best_sass", c.best_sass},
-                     {"best_ptx", c.best_ptx},
-                     {"containers_empty", c.containers_empty},
-                     {"arch_counts", arch_counts},
-                     {"embedded_containers", lib.fatbin_embedded_containers},
-                     {"embedded_arch_counts", embedded}};
-      if (lib.embedded_coverage) j["fatbin"]["embedded_coverage"] = coverage_name(lib.embedded_coverage->kind);
-      if (lib.fatbin_bytes) {
-        const FatbinBytes& b = *lib.fatbin_bytes;
-        nlohmann::json per_arch = nlohmann::json::object();
-        for (const auto& a : lib.fatbin_registered_bytes ? lib.fatbin_registered_bytes->archs : b.archs)
-          per_arch[a.arch] = {{"entries", a.entries},
-                              {"stored_bytes", a.stored_bytes},
-                              {"uncompressed_bytes", a.uncompressed_bytes},
-                              {"used_entries", a.used_entries},
-                              {"used_stored_bytes", a.used_stored_bytes},
-                              {"used_uncompressed_bytes", a.used_uncompressed_bytes}};
-        j["fatbin"]["bytes"] = {{"stored", b.stored_bytes},
-                                {"uncompressed", b.uncompressed_bytes},
-                                {"sass_stored", b.sass_stored_bytes},
-                                {"ptx_stored", b.ptx_stored_bytes},
-                                {"used_stored", b.used_stored_bytes},
-                                {"used_uncompressed", b.used_uncompressed_bytes},
-                                {"registered_stored", lib.fatbin_registered_bytes ? lib.fatbin_registered_bytes->stored_bytes : 0},
-                                {"per_arch", per_arch}};  // .nv_fatbin only, as cuobjdump lists it
-      }
-    }
-    libs.push_back(std::move(j));
-  }
+  for (const auto& lib : report.libraries) libs.push_back(library_json(lib));
   nlohmann::json doc = {{"tool", "cudashim doctor"},
                         {"version", 1},
                         {"headline", headline_json(report.headline)},

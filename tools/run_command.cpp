@@ -161,6 +161,48 @@ bool wait_for_leftovers(pid_t group) {
   }
 }
 
+// The job's LD_PRELOAD: our library first, the job's own entries after it. A libcudashim.so
+// already there (a Slurm TaskProlog's, a container's ENV) is dropped: one shim per process, this one.
+std::string job_preload(const std::string& shim) {
+  std::string preload = shim;
+  const char* prev = std::getenv("LD_PRELOAD");
+  if (prev == nullptr) return preload;
+  std::string entry;
+  for (const char* c = prev;; ++c) {
+    if (*c == ':' || *c == ' ' || *c == '\0') {  // ld.so separates entries by either
+      if (!entry.empty() && fs::path(entry).filename() != "libcudashim.so") preload += ":" + entry;
+      entry.clear();
+      if (*c == '\0') break;
+    } else {
+      entry += *c;
+    }
+  }
+  return preload;
+}
+
+// cudashim-runs/<date>-<time>-<pid>, for a run without --out.
+std::string default_out_dir() {
+  const std::time_t t = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return fmt::format("cudashim-runs/{}-{}", stamp, getpid());
+}
+
+// The one summary of every process of the job, on stderr, after it ended.
+void print_run_summary(const std::string& out, pid_t group, bool left, int code) {
+  std::vector<std::string> problems;
+  const auto reports = load_reports({out}, problems);
+  const bool color = isatty(2) && std::getenv("NO_COLOR") == nullptr;
+  fmt::print(stderr, "\n== cudashim: {} process report(s) in {} ==\n", reports.size(), out);
+  if (reports.empty()) fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
+  fmt::print(stderr, "{}{}", render_summary(reports, color), compare_ranks(reports).text);
+  for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
+  if (left)
+    fmt::print(stderr, "warning: processes of the job (process group {}) were still running {} s after it ended; "
+                       "their reports are not in this summary\n", group, kLeftoverWaitMs / 1000);
+  fmt::print(stderr, "command exited with {}\n", code);
+}
+
 }  // namespace
 
 int run_command(const RunOptions& opts) {
@@ -175,13 +217,7 @@ int run_command(const RunOptions& opts) {
                shim.empty() ? "" : " at " + shim);
     return 127;
   }
-  std::string out = opts.out_dir;
-  if (out.empty()) {
-    const std::time_t t = std::time(nullptr);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&t));
-    out = fmt::format("cudashim-runs/{}-{}", stamp, getpid());
-  }
+  std::string out = opts.out_dir.empty() ? default_out_dir() : opts.out_dir;
   fs::create_directories(out, ec);
   if (ec) {
     fmt::print(stderr, "cudashim run: cannot create the output folder {}: {}; pass --out DIR\n", out, ec.message());
@@ -189,21 +225,7 @@ int run_command(const RunOptions& opts) {
   }
   out = fs::absolute(out, ec).string();
 
-  // Our library first, the job's own entries after it. A libcudashim.so already there (a
-  // Slurm TaskProlog's, a container's ENV) is dropped: one shim per process, this one.
-  std::string preload = shim;
-  if (const char* prev = std::getenv("LD_PRELOAD"); prev != nullptr) {
-    std::string entry;
-    for (const char* c = prev;; ++c) {
-      if (*c == ':' || *c == ' ' || *c == '\0') {  // ld.so separates entries by either
-        if (!entry.empty() && fs::path(entry).filename() != "libcudashim.so") preload += ":" + entry;
-        entry.clear();
-        if (*c == '\0') break;
-      } else {
-        entry += *c;
-      }
-    }
-  }
+  const std::string preload = job_preload(shim);
   // The job runs in its own process group, so that a signal can reach all of it and
   // nothing else (the script or shell that started us shares our group).
   const int tty = foreground_terminal();
@@ -240,20 +262,7 @@ int run_command(const RunOptions& opts) {
   g_job_group = 0;
   for (const int sig : kForwarded) set_action(sig, SIG_DFL);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (!opts.quiet) {
-    std::vector<std::string> problems;
-    const auto reports = load_reports({out}, problems);
-    const bool color = isatty(2) && std::getenv("NO_COLOR") == nullptr;
-    fmt::print(stderr, "\n== cudashim: {} process report(s) in {} ==\n", reports.size(), out);
-    if (reports.empty())
-      fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
-    fmt::print(stderr, "{}{}", render_summary(reports, color), compare_ranks(reports).text);
-    for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
-    if (left)
-      fmt::print(stderr, "warning: processes of the job (process group {}) were still running {} s after it ended; "
-                         "their reports are not in this summary\n", child, kLeftoverWaitMs / 1000);
-    fmt::print(stderr, "command exited with {}\n", code);
-  }
+  if (!opts.quiet) print_run_summary(out, child, left, code);
   return code;
 }
 
