@@ -398,6 +398,35 @@ std::string pool_text(const PoolStats& p) {
 
 }  // namespace
 
+namespace {
+
+// What one line of a stream adds to its summary; `raw` is the line's JSON, moved into
+// `last_counters` or `signal` (when given) for a counters or a signal line.
+void take_event(const StreamEvent& e, nlohmann::json& raw, StreamSummary& s, std::vector<StreamCounters>* samples,
+                std::vector<GpuHealthPoint>* health, nlohmann::json* last_counters, nlohmann::json* signal) {
+  if (e.t_ns) s.last_t_ns = *e.t_ns;
+  if (e.type == "start") s.pid = e.pid;
+  if (e.counters) {
+    s.last_counters = e.counters;
+    if (samples) samples->push_back(*e.counters);
+    if (last_counters) *last_counters = std::move(raw);
+  }
+  if (health && e.health) health->push_back(*e.health);
+  if (e.type == "exit") {
+    s.ended = true;
+  } else if (e.type == "finding") {
+    if (s.findings.size() < kMaxStreamFindings) s.findings.push_back(current_finding_id(e.id));
+    else ++s.findings_left_out;
+  } else if (e.type == "library_load") {
+    ++s.libraries_loaded;
+  } else if (e.type == "signal") {
+    s.signal = e.signal;
+    if (signal) *signal = std::move(raw);
+  }
+}
+
+}  // namespace
+
 std::string read_stream(const std::string& path, StreamSummary& s, nlohmann::json* doc,
                         std::vector<StreamCounters>* samples, std::vector<GpuHealthPoint>* health) {
   s = StreamSummary{};
@@ -469,23 +498,7 @@ std::string read_stream(const std::string& path, StreamSummary& s, nlohmann::jso
       break;
     }
     s.lines = line_no;
-    if (e.t_ns) s.last_t_ns = *e.t_ns;
-    if (e.type == "start") s.pid = e.pid;
-    if (e.counters) {
-      s.last_counters = e.counters;
-      if (samples) samples->push_back(*e.counters);
-      if (doc) last_counters = std::move(*ev);
-    }
-    if (health && e.health) health->push_back(*e.health);
-    if (e.type == "exit") s.ended = true;
-    else if (e.type == "finding") {
-      if (s.findings.size() < kMaxStreamFindings) s.findings.push_back(current_finding_id(e.id));
-      else ++s.findings_left_out;
-    } else if (e.type == "library_load") ++s.libraries_loaded;
-    else if (e.type == "signal") {
-      s.signal = e.signal;
-      if (doc) signal = std::move(*ev);
-    }
+    take_event(e, *ev, s, samples, health, doc ? &last_counters : nullptr, doc ? &signal : nullptr);
   }
   fill_doc();
   return problem;
