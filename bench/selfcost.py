@@ -10,7 +10,7 @@ side's median of the processes' medians and their min-max, the median of the rou
 their min-max, and what the reports' self_cost says cudashim used (its threads' CPU time and its
 hooks' estimate, as a share of the wall time): the tool's own account beside the measured one.
 
-  selfcost.py run --cli CLI --out DIR [--rounds 8] [--steps 200] [--prep N] [--cpu FAKECUDA_DIR]
+  selfcost.py run --cli CLI --out DIR [--rounds 8] [--steps 150] [--prep 60000] [--cpu FAKECUDA_DIR]
       GPU: the loop in torch (a pinned batch, a non_blocking copy, an MLP's forward, backward and
       step). --cpu: the same shape through the runtime test double by ctypes (launches and an
       async copy per step; the double runs nothing), for this machine. Writes DIR/selfcost.json
@@ -18,8 +18,9 @@ hooks' estimate, as a share of the wall time): the tool's own account beside the
   selfcost.py table DIR/selfcost.json   the table again, from the figures (tested on a fixture).
   selfcost.py child [--steps N] [--prep N] [--cpu CUDART]   one process's loop (what `run` starts).
 
-Exit 0 unless a process fails. 8 rounds of 200 steps take about 110 s on the H200 (torch's
-start-up, ~5 s a process, is most of it) and about 40 s here with --cpu.
+--prep N: the values sorted a step (numpy: 60000 is about 3-4 ms on a server core; without numpy,
+--cpu, N/8 in pure Python). Exit 0 unless a process fails. 8 rounds of 150 steps: about 8 s a
+process on the H200 (torch's start-up, ~5 s, is most of it), so 120-140 s; about 45 s here with --cpu.
 """
 import argparse
 import glob
@@ -101,7 +102,7 @@ def child(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--warm", type=int, default=20)
-    ap.add_argument("--prep", type=int, default=400000)
+    ap.add_argument("--prep", type=int, default=60000)
     ap.add_argument("--cpu")
     a = ap.parse_args(argv)
     times = child_fake(a.cpu, a.steps, a.warm, a.prep) if a.cpu else child_torch(a.steps, a.warm, a.prep)
@@ -129,8 +130,8 @@ def run(argv):
     ap.add_argument("--cli", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--rounds", type=int, default=int(os.environ.get("ROUNDS", 8)))
-    ap.add_argument("--steps", type=int, default=200)
-    ap.add_argument("--prep", type=int, default=400000)
+    ap.add_argument("--steps", type=int, default=150)
+    ap.add_argument("--prep", type=int, default=60000)
     ap.add_argument("--cpu", metavar="FAKECUDA_DIR")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
