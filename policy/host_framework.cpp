@@ -12,13 +12,34 @@ bool is_array_library(const char* pkg) {
   return p != nullptr && p->role == PackageRole::array;
 }
 
+bool is_host_framework(const char* pkg) {
+  const PythonPackage* p = python_package(pkg);
+  return p != nullptr && p->role == PackageRole::host;
+}
+
+int helper_frame_in(const recorder::PyFrameText* frames, int user) {
+  for (int i = 0; i < user; ++i) {
+    char pkg[64];
+    framework_of(frames[i].file, pkg, sizeof pkg);
+    if (pkg[0] != '\0' && frame_owner(frames[i].file) == FrameOwner::framework && !is_array_library(pkg) &&
+        !is_host_framework(pkg))
+      return i;
+  }
+  return -1;
+}
+
+int helper_frame(const recorder::CallSite& s) {
+  const int user = user_frame_in(s.py, s.py_depth);
+  return host_frame_in(s.py, user) >= 0 ? -1 : helper_frame_in(s.py, user);
+}
+
 int host_frame_in(const recorder::PyFrameText* frames, int user) {
   for (int i = user - 1; i >= 0; --i) {
     char pkg[64];
     framework_of(frames[i].file, pkg, sizeof pkg);
     // framework_of names packages under site-packages only: the standard library and
     // frozen modules are nobody's framework.
-    if (pkg[0] != '\0' && frame_owner(frames[i].file) == FrameOwner::framework && !is_array_library(pkg)) return i;
+    if (pkg[0] != '\0' && frame_owner(frames[i].file) == FrameOwner::framework && is_host_framework(pkg)) return i;
   }
   return -1;
 }

@@ -13,6 +13,38 @@ namespace {
 
 char g_program_pkg[64];  // the top-level package the program itself is, when it lives in site-packages
 
+// Code a framework generates and runs from its own cache folders: TorchInductor's output and
+// autotuning modules (/tmp/torchinductor_<user>/...) and Triton's cache (~/.triton/cache/...).
+// Not the user's, though no site-packages is in their path. {marker, the framework}.
+constexpr const char* kGeneratedDirs[][2] = {{"/torchinductor_", "torch"}, {"/.triton/cache/", "triton"}};
+
+const char* generated_by(const char* file) {
+  for (const auto& d : kGeneratedDirs)
+    if (std::strstr(file, d[0]) != nullptr) return d[1];
+  return nullptr;
+}
+
+// Compile and autotuning code (docs/findings.md, "Warm-up and compile bursts"): a sync made
+// under one of these frames is the compiler's or the autotuner's, paid in the first calls of
+// a compiled function or a tuned kernel, not once a step. {a path tail, a function or nullptr: any}.
+constexpr const char* kWarmupFrames[][2] = {
+    {"torch/_dynamo/convert_frame.py", nullptr},
+    {"torch/_dynamo/symbolic_convert.py", nullptr},
+    {"torch/_dynamo/output_graph.py", nullptr},
+    {"torch/_inductor/compile_fx.py", nullptr},
+    {"torch/_inductor/select_algorithm.py", nullptr},
+    {"torch/_inductor/autotune_process.py", nullptr},
+    {"torch/_inductor/runtime/benchmarking.py", nullptr},
+    {"torch/_inductor/runtime/triton_heuristics.py", "autotune_to_one_config"},
+    {"torch/_inductor/runtime/triton_heuristics.py", "benchmark_all_configs"},
+    {"torch/_inductor/runtime/triton_heuristics.py", "precompile"},
+    {"torch/_functorch/aot_autograd.py", nullptr},
+    {"torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py", nullptr},
+    {"triton/runtime/autotuner.py", nullptr},
+    {"triton/testing.py", nullptr},
+    {"triton/compiler/", nullptr},
+};
+
 const char* after_packages_dir(const char* file) {
   for (const char* dir : {"/site-packages/", "/dist-packages/"}) {
     const char* p = std::strstr(file, dir);
@@ -80,6 +112,7 @@ void configure_user_frames(const char* const* argv, int argc) {
 FrameOwner frame_owner(const char* file) {
   if (file == nullptr || file[0] == '\0' || std::strcmp(file, "?") == 0) return FrameOwner::unknown;
   if (file[0] == '<') return std::strncmp(file, "<frozen", 7) == 0 ? FrameOwner::stdlib : FrameOwner::user;
+  if (generated_by(file) != nullptr) return FrameOwner::framework;
   if (const char* p = after_packages_dir(file)) {
     char pkg[64];
     copy_package(p, pkg, sizeof pkg);
@@ -93,6 +126,23 @@ void framework_of(const char* file, char* out, size_t n) {
   out[0] = '\0';
   if (file == nullptr) return;
   if (const char* p = after_packages_dir(file)) copy_package(p, out, n);
+  else if (const char* g = generated_by(file)) std::snprintf(out, n, "%s", g);
+}
+
+bool is_warmup_frame(const char* file, const char* function) {
+  if (file == nullptr) return false;
+  for (const auto& w : kWarmupFrames)
+    if (std::strstr(file, w[0]) != nullptr && (w[1] == nullptr || (function != nullptr && std::strcmp(function, w[1]) == 0)))
+      return true;
+  return false;
+}
+
+int warmup_frame_in(const recorder::PyFrameText* frames, int n) {
+  const int user = user_frame_in(frames, n);
+  const int end = user < 0 ? n : user;
+  for (int i = 0; i < end; ++i)
+    if (is_warmup_frame(frames[i].file, frames[i].function)) return i;
+  return -1;
 }
 
 std::string framework_of(const char* file) {
@@ -143,10 +193,12 @@ int keep_user_frame(const recorder::PyFrameText* all, int n, recorder::PyFrameTe
   for (int i = 0; i < kept; ++i) out[i] = all[i];
   if (user >= max) {
     out[max - 1] = all[user];
-    // The outermost host framework between (policy/host_framework.h) stays too, under the
-    // user's frame: whose sync it is must not depend on how deep the array library's frames go.
-    const int host = host_frame_in(all, user);
-    if (host >= max - 1 && max >= 2) out[max - 2] = all[host];
+    // The outermost host framework between (policy/host_framework.h), else the innermost
+    // helper package's frame, stays too, under the user's frame: whose sync it is, and the
+    // helper the finding names, must not depend on how deep the array library's frames go.
+    int named = host_frame_in(all, user);
+    if (named < 0) named = helper_frame_in(all, user);
+    if (named >= max - 1 && max >= 2) out[max - 2] = all[named];
   }
   return kept;
 }

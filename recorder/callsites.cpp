@@ -50,7 +50,8 @@ void capture(CallSite& s) {
   _Unwind_Backtrace(unwind_cb, &st);
   s.native_depth = st.depth;
   s.py_depth = 0;
-  if (PyCapture cap = g_py_capture.load(std::memory_order_acquire)) s.py_depth = cap(s.py, kMaxPyFrames);
+  s.warmup = false;
+  if (PyCapture cap = g_py_capture.load(std::memory_order_acquire)) s.py_depth = cap(s.py, kMaxPyFrames, &s.warmup);
 }
 
 }  // namespace
@@ -61,11 +62,13 @@ size_t site_capacity() { return kSites; }
 
 namespace {
 
-// `salt` 0 (every hook's hit): three rounds of mix, no more; a waiter's site mixes its salt in too.
+// `salt` 0 (every hook's hit): three rounds of mix, a fourth for a call made in a library's frame; a waiter's site mixes its salt in too.
 [[gnu::always_inline]] inline uint64_t site_key(HookId api, const void* ra, const PyLocation& py, uint64_t salt) {
   uint64_t key = mix(mix(mix(static_cast<uint64_t>(api) + 1, reinterpret_cast<uintptr_t>(ra)),
                          reinterpret_cast<uintptr_t>(py.code)),
                      py.ip != nullptr ? reinterpret_cast<uintptr_t>(py.ip) : static_cast<uint64_t>(py.line));
+  // Reached through a library's frames: the innermost one too (one more round, only then).
+  if (py.inner != nullptr && py.inner != py.code) key = mix(key, reinterpret_cast<uintptr_t>(py.inner));
   if (salt != 0) key = mix(key, salt);
   return key == 0 ? 1 : key;
 }
@@ -122,6 +125,7 @@ CallSite* sampled_site_for(const CallSite& reader, const PyLocation& py, const P
   return find_or_claim(site_key(reader.api, reader.return_address, py, kSampledSalt), reader.api,
                        reader.return_address, py, [&](CallSite& s) {
                          s.sampled = true;
+                         s.warmup = false;
                          s.reader = &reader;
                          s.native_depth = reader.native_depth;
                          std::memcpy(s.native, reader.native, sizeof s.native);

@@ -1,7 +1,7 @@
 // callsites.h: where blocking calls (and allocations) come from.
 //
 // A call site is (hooked ABI, native return address, Python code object, Python
-// line). Each gets one slot of a fixed lock-free table: counts and blocked ticks
+// line, and the innermost Python code object when that is not the user's). Each gets one slot of a fixed lock-free table: counts and blocked ticks
 // on every hit (two relaxed atomic adds), and, on the first hit only, a full
 // native backtrace and the Python stack (copied as text, under the GIL). Later
 // hits only count. Nothing allocates; the first hit of a site is the slow path.
@@ -65,6 +65,9 @@ struct CallSite {
   bool sampled = false;
   const CallSite* reader = nullptr;        // a waiter's site: the read-back's site it was sampled for
   mutable std::atomic<uint64_t> waiter_visits;  // a read-back's site: the visits (steps) counted at all its waiters' sites
+  // Captured at the first hit (shim/python_stack.cpp): a compile or autotuning frame lies
+  // between the call and the user's frame (policy::warmup_frame_in): a warm-up burst, no loop.
+  bool warmup = false;
   int native_depth = 0;
   void* native[kMaxNativeFrames] = {};
   int py_depth = 0;
@@ -77,6 +80,10 @@ struct PyLocation {
   const void* code = nullptr;
   const void* ip = nullptr;
   int line = 0;
+  // The innermost Python frame's code object (the library function that made the call), when
+  // it is not `code` (the user's frame): keyed too, so that a helper's or a compiler's sync at
+  // the user's line is not one site with the same line's own (identity only, never read).
+  const void* inner = nullptr;
 };
 
 // Returns the call site for this hit, creating it (and capturing its stacks) on
@@ -142,7 +149,9 @@ bool frame_file(const void* return_address, FrameFile& out);
 // How the Python stack is read; installed by the shim when CPython is in the
 // process (python_stack.cpp), nullptr otherwise.
 using PyLocate = void (*)(PyLocation& out);
-using PyCapture = int (*)(PyFrameText* frames, int max);
+// PyCapture also sets *warmup when a compile or autotuning frame lies between the call and the
+// user's frame (read over the whole walk, deeper than the frames kept).
+using PyCapture = int (*)(PyFrameText* frames, int max, bool* warmup);
 extern std::atomic<PyLocate> g_py_locate;
 extern std::atomic<PyCapture> g_py_capture;
 

@@ -23,6 +23,7 @@ bool has_policy(const ReportContext& c) { return c.policy != nullptr && c.applie
 // The order of docs/report-schema.md (after "schema" and "cudashim_version").
 constexpr Section kSections[] = {
     {"process", write_process},
+    {"self_cost", write_self_cost},
     {"api", write_api},
     {"driver", write_driver},
     {"devices", write_devices},

@@ -5,6 +5,10 @@
 
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
+#include "recorder/own_cost.h"
+#include "recorder/thread_slots.h"
+
+#include <memory>
 
 namespace cudashim::report {
 
@@ -38,6 +42,16 @@ std::string findings_summary_text(const std::vector<Finding>& findings, uint64_t
                        f.blocked_ns / 1e6, wall_ns ? 100.0 * f.blocked_ns / wall_ns : 0.0, per_step, where);
   }
   return out;
+}
+
+std::string self_cost_text(uint64_t wall_ns) {
+  const auto totals = std::make_unique<recorder::CounterTotals>();  // large: not on a small thread's stack
+  recorder::sum_slots(*totals);
+  const bool python = recorder::g_py_locate.load(std::memory_order_acquire) != nullptr;
+  const recorder::OwnCost k = recorder::own_cost(*totals, wall_ns, python);
+  return fmt::format("cudashim used {:.2f}% of the run ({:.1f} ms CPU in its threads + about {:.1f} ms in its hooks; "
+                     "{:.2f}% of the process's CPU time)\n",
+                     k.share_of_wall_pct(), k.threads_cpu_ns / 1e6, k.hooks_ns / 1e6, k.share_of_cpu_pct());
 }
 
 }  // namespace cudashim::report

@@ -15,4 +15,8 @@ namespace cudashim::report {
 std::string findings_summary_text(const std::vector<Finding>& findings, uint64_t wall_ns,
                                   bool* any_warning = nullptr);
 
+// One line: what cudashim itself cost the process so far (recorder/own_cost.h; the report's
+// "self_cost"), "cudashim used 0.21% of the run (...)", ending in a newline.
+std::string self_cost_text(uint64_t wall_ns);
+
 }  // namespace cudashim::report

@@ -68,15 +68,29 @@ How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/use
   and keeps its severity (`loss.item()` in the user's loop, `torch.cuda.synchronize()` whose
   innermost frame is `torch/cuda/__init__.py`, `print(tensor)` through
   `torch/_tensor_str.py`, `torch.nonzero`, a pageable `non_blocking` `.to()`). A sync whose
-  path from that frame passes through any other installed package, a *host framework*
-  (transformers, lightning, accelerate, deepspeed, ...), happens in that framework's own
+  path from that frame passes through a *host framework* (a `host` row of the table:
+  transformers, lightning, accelerate, deepspeed), happens in that framework's own
   loop: the user cannot remove it from their line. It is `info`, grouped per framework
   (`framework`: the outermost host framework on the path, the one the user called), its
   site reads `<the sync's own frame>, inside <framework>, reached from your line <line>`, and
   its fix is the framework's row's (what the user can change: the Trainer's
   `logging_nan_inf_filter` and `logging_steps`, Lightning's `log_every_n_steps` and
-  `self.log(..., on_step=False, sync_dist=False)`), or `sync.inside-framework`'s for a package
-  with no row. Evidence: on the H200 (torch 2.11, transformers 5.17) the clean `hf_trainer`
+  `self.log(..., on_step=False, sync_dist=False)`). Any other installed package is a
+  *helper* the user's line calls (a metrics package, a logging utility, a team's own
+  installed library: issue 33): a sync it makes is the user's, with the row's severity, at
+  the user's line, and the site names the helper's function that made the call, the
+  innermost frame of the helper on the path: `metrics/__init__.py:88 (compute), inside
+  metrics, reached from your line train.py:41 (main)` (`policy::helper_frame_in`; kept next
+  to the user's frame however deep the stack, like a host framework's). What the user can
+  act on is their line (call the helper every N steps, or pass it a host value), and the
+  helper named beside it says which call. Where it fails: a trainer-like package with no row
+  (its own per-step sync, reached from the user's one `fit()` line, warns at that line; a
+  `host` row in `catalog/python_packages.def` fixes it). A framework's native code called
+  from Python (torch's C++ under `loss.item()`) has no Python frame of its own: the site is
+  the user's line, as before, and the native frames stay in the site's `native` list. Code a
+  framework generates into its own folders (TorchInductor's `/tmp/torchinductor_<user>/`,
+  Triton's `~/.triton/cache/`) is the framework's (torch's, triton's), not the user's, though
+  no `site-packages` is in its path. Evidence: on the H200 (torch 2.11, transformers 5.17) the clean `hf_trainer`
   corpus program warned at its `trainer.train()` line (innermost frames
   `transformers/trainer.py` `_inner_training_loop` and `_run_epoch`: the Trainer's own
   per-step work) and at its `super().compute_loss()` line (innermost
@@ -118,6 +132,32 @@ How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/use
   it (a program whose only repeated CUDA work is its start-up) is the loop window itself,
   and is judged by visits alone. The report gives `steps` (the visits of its busiest site),
   hits and blocked time per step next to the share of wall.
+- **Warm-up and compile bursts are not loops** (`policy::warmup_frame_in`, issue 33). A sync
+  made under a compile or autotuning frame, between the sync and the user's frame, is no
+  loop whatever its visits and spread: TorchDynamo's tracing (`torch/_dynamo/convert_frame.py`,
+  `symbolic_convert.py`, `output_graph.py`), Inductor's compile and autotuning
+  (`torch/_inductor/compile_fx.py`, `select_algorithm.py`, `autotune_process.py`,
+  `runtime/benchmarking.py`, and `runtime/triton_heuristics.py`'s `autotune_to_one_config`,
+  `benchmark_all_configs`, `precompile`), AOTAutograd's compile (`torch/_functorch/aot_autograd.py`,
+  `_aot_autograd/jit_compile_runtime_wrappers.py`), Triton's autotuner and compiler
+  (`triton/runtime/autotuner.py`, `triton/testing.py`, `triton/compiler/`). The frames are
+  read once, at the site's first hit, over the whole walk (up to 48 frames, deeper than the
+  frames a site keeps), so a hit pays nothing for it; and the innermost Python frame is part
+  of a site's key, so the compiler's syncs at the user's `backward()` line are not one site
+  with that line's own. Why frames and not a count of early steps: a compile runs in the
+  first call of a compiled function (the backward's in the first `backward()`) and takes
+  seconds, so its syncs (24 at the user's `backward()` line of a clean compiled training
+  step on the H200, 0.4 ms blocked in 200 steps) come in many visits spread over a large
+  share of the loop window: neither `sync.warmup_hits` nor `sync.loop_share` tells them from
+  a loop, while the frame they are made under says what they are. The frames chosen run at
+  compile or tuning time only; the ones a compiled function runs at every call
+  (`torch/_dynamo/eval_frame.py`, AOTAutograd's `runtime_wrappers.py`, Inductor's
+  `output_code.py`) are not among them, so a `.item()` inside a compiled function (a graph
+  break, at the user's line) still warns. Where it fails: cuDNN's benchmark search
+  (`torch.backends.cudnn.benchmark`) runs in C++ with no Python frame of its own: its syncs,
+  when it makes any, are judged as any other site's (visits and time); a site whose first
+  hit was a compile's and whose later hits are a loop's through the same innermost frame
+  stays a burst (not seen; the key's innermost frame makes it unlikely).
 - **When it is decided.** The report and the exit summary judge the whole run, at exit.
   The live log cannot know the run's end: it names a site once a hit of it finds the rule
   holding over the window *so far* (from the first CUDA call: the loop window would cost a

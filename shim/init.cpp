@@ -21,6 +21,7 @@
 #include "policy/framework_env.h"
 #include "policy/settings_load.h"
 #include "policy/library_inventory.h"
+#include "recorder/own_cost.h"
 #include "recorder/event_stream.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
@@ -188,6 +189,7 @@ void after_fork_child() {
   recorder::reset_all();
   recorder::release_slot_after_fork();  // this thread's next hooked call claims a slot, and so starts the child's stream
   recorder::sites_reset();
+  recorder::own_threads_reset();  // the parent's own threads are not in this process
   g_flags.drained_site = nullptr;  // a drain of the parent's, at a site of the table just emptied
   recorder::library_log_reset();
   policy::library_inventory_reset();
@@ -300,9 +302,12 @@ void write_final_outputs() {
       bool any_warning = false;  // only info findings: an info line, below the default level
       const std::string summary =
           report::findings_summary_text(findings, monotonic_ns() - g_info->start_mono_ns, &any_warning);
-      if (!summary.empty())
+      if (!summary.empty()) {
+        // What cudashim itself cost, under the findings (issue 33.4; the report's self_cost).
+        const std::string all = summary + report::self_cost_text(monotonic_ns() - g_info->start_mono_ns);
         log_message(any_warning ? LogLevel::warn : LogLevel::info, "findings for pid {}, by blocked time (details: {}):\n{}",
-                    g_info->pid, path, summary.substr(0, summary.size() - 1));
+                    g_info->pid, path, all.substr(0, all.size() - 1));
+      }
     } catch (...) {
     }
   }

@@ -315,6 +315,7 @@ void locate(recorder::PyLocation& out) {
         }
       out.code = site.code;
       out.ip = reinterpret_cast<const void*>(instruction_of<false>(site.frame));
+      out.inner = f.code;  // the frame that made the call: the walk's start, no read more
       return;
     }
   }
@@ -323,6 +324,7 @@ void locate(recorder::PyLocation& out) {
     if (frame == nullptr) return;
     PyObj* code = g_py.frame_code(frame);
     out.code = code;  // identity only
+    out.inner = code;
     out.line = g_py.line_number(frame);
     // Out to the user's frame (frame_back gives new references).
     PyObj* owned = nullptr;
@@ -406,12 +408,14 @@ int capture_without_gil(recorder::PyFrameText* frames, int max) {
   return ts == nullptr ? 0 : capture_frames_of(ts, frames, max);
 }
 
-int capture(recorder::PyFrameText* frames, int max) {
+int capture(recorder::PyFrameText* frames, int max, bool* warmup) {
   if (g_py.is_initialized() == 0) return 0;
   // Read deeper than the site keeps, so that the user's frame is in it however many
-  // framework frames lie under it (policy::keep_user_frame picks what is kept).
+  // framework frames lie under it (policy::keep_user_frame picks what is kept), and so is
+  // a compile frame (TorchDynamo's, Inductor's autotuning) however deep it lies.
   recorder::PyFrameText all[kUserSearchDepth];
   const int n = gil_held() ? capture_with_gil(all, kUserSearchDepth) : capture_without_gil(all, kUserSearchDepth);
+  if (warmup != nullptr) *warmup = policy::warmup_frame_in(all, n) >= 0;
   return policy::keep_user_frame(all, n, frames, max);
 }
 

@@ -119,8 +119,10 @@ std::string run_section(const Procs& procs) {
 
 std::string overview_section(const Procs& procs, size_t crashes) {
   uint64_t calls = 0, blocked = 0, wall = 0, peak = 0, ooms = 0, warnings = 0, infos = 0, leaked = 0;
+  uint64_t own_ns = 0, own_wall = 0;  // cudashim's own cost (self_cost: reports since issue 33)
   for (const auto& [r, d] : procs) {
     for (const ApiRow& row : d->api) calls += row.calls;
+    if (d->self_cost) own_ns += d->self_cost->threads_cpu_ns + d->self_cost->hooks_ns_estimate, own_wall += d->wall_ns;
     blocked += d->blocked_ns;
     wall += d->wall_ns;
     peak = std::max(peak, peak_of(*d));
@@ -139,7 +141,11 @@ std::string overview_section(const Procs& procs, size_t crashes) {
               "blocked in syncs (share of wall)") +
          card("peak", human_bytes(peak), "peak device memory (one process)") +
          card("ooms", std::to_string(ooms), "out-of-memory answers") + card("leaked", human_bytes(leaked), "live at exit") +
-         fmt::format("</div><p class=\"muted\">{} hooked calls in all.</p>", calls);
+         fmt::format("</div><p class=\"muted\">{} hooked calls in all.{}</p>", calls,
+                     own_wall ? fmt::format(" <span id=\"self-cost\">cudashim used {:.2f}% of the run ({} in its threads' CPU "
+                                            "time and, estimated, its hooks).</span>",
+                                            100.0 * own_ns / own_wall, human_ns(own_ns))
+                              : "");
 }
 
 std::string crash_section(const std::vector<LoadedReport>& reports) {

@@ -173,6 +173,12 @@ ProcessReport read_process_report(Fields& fields) {
   for (const auto& [name, row] : d["api"].members())
     r.api.push_back({name, row.get<uint64_t>("calls"), row.get<uint64_t>("errors"), row.get<uint64_t>("last_error"),
                      row.get<uint64_t>("blocked_ns")});
+  if (d.has("self_cost")) {
+    const Node sc = d["self_cost"];
+    r.self_cost = SelfCost{sc.get<uint64_t>("threads_cpu_ns"), sc.get<uint64_t>("hooks_ns_estimate"),
+                           sc.get<uint64_t>("process_cpu_ns"), sc.get<double>("share_of_cpu_pct"),
+                           sc.get<double>("share_of_wall_pct")};
+  }
   const Node blk = d["blocking"];
   r.wall_ns = blk.get<uint64_t>("wall_ns");
   r.blocked_ns = blk.get<uint64_t>("blocked_ns");

@@ -159,6 +159,12 @@ struct FrameworkVersion {
 };
 
 // A per-process report, cudashim.report/1 (docs/report-schema.md).
+// self_cost: what cudashim itself cost the process (reports since issue 33; none in older ones).
+struct SelfCost {
+  uint64_t threads_cpu_ns = 0, hooks_ns_estimate = 0, process_cpu_ns = 0;
+  double share_of_cpu_pct = 0, share_of_wall_pct = 0;
+};
+
 struct ProcessReport {
   int64_t pid = 0;
   std::optional<int64_t> rank;
@@ -185,6 +191,7 @@ struct ProcessReport {
   PolicyInForce policy;
   PoolStats pool;
   GpuTime gpu_time;
+  std::optional<SelfCost> self_cost;
 };
 
 struct CrashCall {

@@ -66,6 +66,10 @@ std::string describe_site(const recorder::CallSite& s) {
     if (!host.empty())
       return fmt::format("{}:{} ({}), inside {}, reached from your line {}", s.py[0].file, s.py[0].line, s.py[0].function,
                          host, where);
+    // Made by a helper package the user's line calls: the user's line, and the helper's function.
+    if (const int h = helper_frame(s); h >= 0)
+      return fmt::format("{}:{} ({}), inside {}, reached from your line {}", s.py[h].file, s.py[h].line, s.py[h].function,
+                         framework_of(s.py[h].file), where);
     return where;
   }
   const std::string where = symbols::to_string(symbols::symbolize(site_frame(s)));
@@ -79,7 +83,7 @@ uint64_t loop_window_ticks() {
   // (Lightning's Trainer before its first step) is no part of it.
   std::vector<std::pair<uint64_t, uint64_t>> spans;
   recorder::for_each_site([&](const recorder::CallSite& s) {
-    if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits) return;
+    if (s.warmup || s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits) return;
     const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
     const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
     if (last > first) spans.emplace_back(first, last);
@@ -113,6 +117,7 @@ bool spread_over(const recorder::CallSite& s, uint64_t window) {
 }  // namespace
 
 bool in_steady_loop(const recorder::CallSite& s, uint64_t window) {
+  if (s.warmup) return false;  // a compile or autotuning burst (docs/findings.md)
   if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits) return false;
   return spread_over(s, window != 0 ? window : loop_window_ticks());
 }
@@ -139,6 +144,7 @@ bool steady_so_far(const recorder::CallSite& s, uint64_t now) {
   // The window so far, from the first site's first hit: walking the table for the candidates'
   // spans at every hit would cost a hook too much, and the second below keeps bursts out.
   const uint64_t start = recorder::first_site_ticks();
+  if (s.warmup) return false;
   if (s.visits.load(std::memory_order_relaxed) <= g_thresholds.warmup_hits || !spread_over(s, now > start ? now - start : 0))
     return false;
   // kLiveMinSpanNs in ticks, worked out once (the first site past its warm-up, a while after

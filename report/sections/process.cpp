@@ -1,6 +1,9 @@
 // process.cpp: the report's "process" section: who ran, and for how long.
 #include "report/sections/sections.h"
 
+#include "recorder/callsites.h"
+#include "recorder/own_cost.h"
+
 namespace cudashim::report {
 
 void write_process(JsonWriter& w, const ReportContext& c) {
@@ -21,6 +24,19 @@ void write_process(JsonWriter& w, const ReportContext& c) {
   w.member("end_unix_ns", c.end_unix_ns);
   w.member("wall_ns", c.wall_ns);
   w.member("threads", c.totals.threads);
+}
+
+void write_self_cost(JsonWriter& w, const ReportContext& c) {
+  const bool python = recorder::g_py_locate.load(std::memory_order_acquire) != nullptr;
+  const recorder::OwnCost k = recorder::own_cost(c.totals, c.wall_ns, python);
+  auto o = w.object();
+  w.member("threads_cpu_ns", k.threads_cpu_ns);
+  w.member("hook_calls", k.hook_calls);
+  w.member("hooks_ns_estimate", k.hooks_ns);
+  w.member("process_cpu_ns", k.process_cpu_ns);
+  w.member("wall_ns", k.wall_ns);
+  w.member("share_of_cpu_pct", JsonFixed{k.share_of_cpu_pct(), 3});
+  w.member("share_of_wall_pct", JsonFixed{k.share_of_wall_pct(), 3});
 }
 
 }  // namespace cudashim::report

@@ -29,6 +29,7 @@ struct ReportContext {
 };
 
 void write_process(JsonWriter& w, const ReportContext& c);
+void write_self_cost(JsonWriter& w, const ReportContext& c);
 void write_api(JsonWriter& w, const ReportContext& c);
 void write_driver(JsonWriter& w, const ReportContext& c);
 void write_devices(JsonWriter& w, const ReportContext& c);
