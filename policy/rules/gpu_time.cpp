@@ -93,7 +93,8 @@ std::string split_summary(const IdleSplit& s, const char* host_name) {
   std::string sep = ": ";
   for (size_t i = 0; i < parts.size(); ++i) {
     if (i > 0 && pct(parts[i].share) < 0.5) continue;
-    out += fmt::format("{}{:.0f} points {}", sep, pct(parts[i].share), parts[i].text);
+    const double points = std::round(pct(parts[i].share));
+    out += fmt::format("{}{:.0f} point{} {}", sep, points, points == 1 ? "" : "s", parts[i].text);
     sep = ", ";
   }
   if (s.step_ns > 0) out += fmt::format("; a step {:.1f} ms", s.step_ns / 1e6);
@@ -279,15 +280,15 @@ std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& 
 }
 
 std::string idle_split_bar(const IdleSplit& s, size_t width) {
-  // The busy part first, rounded; the idle parts share the rest, at least a cell each when not
-  // zero, the largest giving up or taking the rounding's difference.
+  // The busy part first, rounded; the idle parts share the rest, at least a cell each from half a
+  // point (what the summary line names), the largest giving up or taking the rounding's difference.
   const size_t busy = std::min(width, static_cast<size_t>(std::lround(std::clamp(1.0 - s.idle, 0.0, 1.0) * width)));
   const double parts[] = {s.after_syncs, s.host_between, s.unexplained};
   const char marks[] = {'s', 'h', '?'};
   size_t cells[3], idle_cells = 0;
   for (size_t i = 0; i < 3; ++i) {
     const double want = std::max(0.0, parts[i]) * static_cast<double>(width);
-    cells[i] = parts[i] > 0 ? std::max<size_t>(1, static_cast<size_t>(std::lround(want))) : 0;
+    cells[i] = parts[i] >= 0.005 ? std::max<size_t>(1, static_cast<size_t>(std::lround(want))) : 0;
     idle_cells += cells[i];
   }
   size_t* big = std::max_element(cells, cells + 3);

@@ -126,7 +126,7 @@ std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& 
 
 // A text bar of `width` characters whose full width is the steady window (the step): '#' the
 // GPU busy, 's' idle after syncs, 'h' idle with the host between submissions, '?' unexplained.
-// Each part gets its rounded share of the width, at least one character when it is not zero
+// Each part gets its rounded share of the width, at least one character from half a point
 // (the exit summary and `cudashim report` draw it; the page draws the same shares).
 std::string idle_split_bar(const IdleSplit& s, size_t width = 40);
 

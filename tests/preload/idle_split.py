@@ -12,10 +12,13 @@ precise mode (CUPTI double) gives the GPU's busy time from the kernels the fake 
    input-bound, the read-back's part under 5 points.
 Each: the split adds up to the idle, the diagnosis is its largest part (the GPU step's own check,
 gpu/realworld/idle_compare.py contradiction(), which is first shown to catch the issue's case), the gpu.idle finding's
-message is the device's summary line; `cudashim report` prints that line and the step's bar.
+message is the device's summary line; `cudashim report` prints that line and the step's bar; the
+page (`--html`) draws the split as a bar of the step with the same shares, and each finding's
+blocked bar against the process's wall time (a read-back of 0.02 % of the run: 1 px of 120).
 """
 import glob
 import json
+import re
 import os
 import subprocess
 import sys
@@ -79,6 +82,18 @@ def run(mode, kernel_us, want, check):
     c = subprocess.run([cli, "report", reports[0]], capture_output=True, text=True, timeout=60)
     if d["summary"] not in c.stdout or "the steady state [" not in c.stdout:
         errors.append(f"{mode}: `cudashim report` lacks the summary line or the bar: {c.stdout[-800:]}")
+    page = os.path.join(out, "page.html")
+    subprocess.run([cli, "report", "--html", page, reports[0]], capture_output=True, text=True, timeout=60)
+    html = open(page).read() if os.path.exists(page) else ""
+    m = re.search(r'class="idle-split" data-after-syncs="([0-9.]+)" data-host-between="([0-9.]+)"', html)
+    if not m or abs(float(m.group(1)) - s["after_syncs"]) > 1e-3 or abs(float(m.group(2)) - s["host_between"]) > 1e-3:
+        errors.append(f"{mode}: the page's split bar {m.groups() if m else None} is not the report's {s}")
+    bars = re.findall(r'class="bar" style="width:([0-9]+)px" title="([0-9.]+)% of the wall time"', html)
+    if not bars:
+        errors.append(f"{mode}: no blocked bar on the page")
+    for w, title in re.findall(r'class="bar" style="width:([0-9]+)px" title="([0-9.]+)% of the wall time"', html):
+        if int(w) > max(1, round(1.2 * float(title)) + 1):
+            errors.append(f"{mode}: a blocked bar {w}px for {title}% of the wall time (120 px is the wall)")
 
 
 run("split_sync", 5000, "sync-bound",

@@ -132,10 +132,12 @@ TEST_CASE("idle split: the diagnosis never contradicts its split") {
 
 TEST_CASE("the exit summary's bar: full width is the step") {
   policy::IdleSplit s;
-  s.idle = 0.63, s.after_syncs = 0.0002, s.host_between = 0.6298;
+  s.idle = 0.63, s.after_syncs = 0.02, s.host_between = 0.61;
   const std::string bar = policy::idle_split_bar(s, 40);
   CHECK(bar.size() == 40);
-  CHECK(bar == std::string(15, '#') + "s" + std::string(24, 'h'));  // a 0.02 % habit: one cell, not the bar
+  CHECK(bar == std::string(15, '#') + "s" + std::string(24, 'h'));  // 2 points of a step: one cell, not the bar
+  s.after_syncs = 0.0002, s.host_between = 0.6298;  // a 0.02 % habit: no cell at all
+  CHECK(policy::idle_split_bar(s, 40) == std::string(15, '#') + std::string(25, 'h'));
   s = {};
   CHECK(policy::idle_split_bar(s, 10) == "##########");
 }
