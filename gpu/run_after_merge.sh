@@ -107,7 +107,7 @@ if step idlesplit; then
 say "== idlesplit: gpu/realworld/idle_compare.py --split"
 mkdir -p "$OUT/idlesplit"
 SPLIT_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-idlesplit.XXXXXX")
-timeout -k 5 150 python3 gpu/realworld/idle_compare.py "$CLI" "$SPLIT_RUNS" --split --seconds 4 \
+timeout -k 5 150 python3 gpu/realworld/idle_compare.py "$CLI" "$SPLIT_RUNS" --split --seconds 3 \
   > "$OUT/idlesplit/table.md" 2>&1
 say "idle_compare --split: exit $? (1: a diagnosis contradicts its split; 124: past 150 s)"
 cp "$SPLIT_RUNS/idle_compare.json" "$OUT/idlesplit/" 2>/dev/null
