@@ -8,6 +8,11 @@
 #   corpus/    gpu/realworld/run.sh: the real-framework corpus, precision and recall (issue 19)
 #   idle/      gpu/realworld/idle_compare.py: NVML idle share against torch.profiler's, per
 #              loop, sampling on and off (issue 20)
+#   idlesplit/ gpu/realworld/idle_compare.py --split: the idle loops plus cnn-readback (a torchvision
+#              ResNet-18 on random 64x64 images, batch 128, an f-string of the loss every step),
+#              sampling on, torch.profiler's idle share beside the split the diagnosis was decided
+#              from; exit 1 and "FAIL" rows when a diagnosis contradicts its own split (issue 36;
+#              about 120 s, limit 150 s; not in the default STEPS: STEPS=idlesplit)
 #   managed/   gpu/realworld/managed_paging.py: a managed buffer paged by CPU and GPU in turn, and a
 #              prefetched control, under the shim: estimated bytes each way, the finding or its
 #              absence (issue 20 item 4; table.md)
@@ -101,6 +106,21 @@ say "idle_compare: exit $?"
 cp "$IDLE_RUNS/idle_compare.json" "$OUT/idle/" 2>/dev/null
 tar -C "$IDLE_RUNS" -czf "$OUT/idle/runs.tar.gz" .
 cat "$OUT/idle/table.md"
+fi
+
+if step idlesplit; then
+say "== idlesplit: gpu/realworld/idle_compare.py --split"
+mkdir -p "$OUT/idlesplit"
+SPLIT_RUNS=$(mktemp -d "${TMPDIR:-/tmp}/cudashim-idlesplit.XXXXXX")
+timeout -k 5 150 python3 gpu/realworld/idle_compare.py "$CLI" "$SPLIT_RUNS" --split --seconds 3 \
+  > "$OUT/idlesplit/table.md" 2>&1
+say "idle_compare --split: exit $? (1: a diagnosis contradicts its split; 124: past 150 s)"
+cp "$SPLIT_RUNS/idle_compare.json" "$OUT/idlesplit/" 2>/dev/null
+for d in "$SPLIT_RUNS"/*/; do  # each run's report and exit summary, small
+  n=$(basename "$d"); mkdir -p "$OUT/idlesplit/$n"
+  cp "$d"/cudashim-*.json "$d"/stderr.txt "$OUT/idlesplit/$n/" 2>/dev/null
+done
+tail -n 9 "$OUT/idlesplit/table.md"
 fi
 
 if step managed; then

@@ -57,15 +57,20 @@ std::string render_report(const ReportInputs& in) {
   // The rules run once per report, whatever number of sections read them.
   std::vector<Finding> evaluated;
   if (in.findings == nullptr) evaluated = policy::evaluate_findings();
+  const std::vector<Finding>& findings = in.findings != nullptr ? *in.findings : evaluated;
+  const uint64_t wall_ns = monotonic_ns() - in.process.start_mono_ns;
+  policy::GpuTimeResult gpu;
+  if (in.gpu_time == nullptr) gpu = policy::evaluate_gpu_time(findings, *totals, in.process.start_mono_ns, wall_ns);
   const ReportContext c{in.process,
                         in.policy,
                         in.applied,
                         *totals,
                         libraries,
-                        in.findings != nullptr ? *in.findings : evaluated,
+                        findings,
+                        in.gpu_time != nullptr ? *in.gpu_time : gpu,
                         in.environment,
                         static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec),
-                        monotonic_ns() - in.process.start_mono_ns};
+                        wall_ns};
   std::string out;
   out.reserve(16384);
   JsonWriter w(out);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "policy/rules/gpu_time.h"
 #include "policy/framework_env.h"
 #include "policy/settings_load.h"
 #include "policy/sync_rules.h"
@@ -28,6 +29,9 @@ struct ReportInputs {
   // for the summary and the report); nullptr: render_report evaluates them once itself.
   const std::vector<Finding>* findings = nullptr;
   ReportEnvironment environment{};
+  // The GPU time and its diagnosis, when the caller decided them already (the exit path: the
+  // summary and the report show the same); nullptr: render_report decides them once itself.
+  const policy::GpuTimeResult* gpu_time = nullptr;
 };
 
 // Returns the report as JSON text: its sections in the order of kSections (report.cpp),

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "report/report.h"
+#include "report/gpu_summary.h"
 #include "report/summary.h"
 #include "report/trace.h"
 #include "shim/cudashim.h"
@@ -241,13 +243,15 @@ report::ReportEnvironment report_environment() {
 
 // Writes the report to `path`; `findings`: the runtime findings already evaluated for this
 // end (the exit path's summary), nullptr to evaluate them here. Returns 0 or -errno.
-int write_report_to(const std::string& path, const std::vector<Finding>* findings = nullptr) {
+// `gpu`: the GPU time decided for this end (the summary's), nullptr to decide it here.
+int write_report_to(const std::string& path, const std::vector<Finding>* findings = nullptr,
+                    const policy::GpuTimeResult* gpu = nullptr) {
   try {
     if (g_info == nullptr) return -EINVAL;
     library_watch_final();  // the inventory as of now; new findings are logged once
     device_facts_final();
     return write_file_atomically(
-        path, report::render_report({*g_info, g_policy, g_applied, findings, report_environment()}));
+        path, report::render_report({*g_info, g_policy, g_applied, findings, report_environment(), gpu}));
   } catch (const std::exception&) {
     return -ENOMEM;
   }
@@ -297,11 +301,25 @@ void write_final_outputs() {
     evaluated = true;
   } catch (...) {
   }
+  // The GPU time and its diagnosis, decided once for the summary and the report.
+  std::unique_ptr<policy::GpuTimeResult> gpu;
+  if (evaluated) {
+    try {
+      auto totals = std::make_unique<recorder::CounterTotals>();
+      recorder::sum_slots(*totals);
+      gpu = std::make_unique<policy::GpuTimeResult>(policy::evaluate_gpu_time(
+          findings, *totals, g_info->start_mono_ns, monotonic_ns() - g_info->start_mono_ns));
+    } catch (...) {
+    }
+  }
   if (g_summary_enabled && evaluated) {
     try {
       bool any_warning = false;  // only info findings: an info line, below the default level
-      const std::string summary =
+      std::string summary =
           report::findings_summary_text(findings, monotonic_ns() - g_info->start_mono_ns, &any_warning);
+      const std::string idle = gpu ? report::gpu_idle_summary_text(gpu->devices) : std::string();
+      any_warning = any_warning || !idle.empty();  // gpu.idle is a warning
+      summary += idle;
       if (!summary.empty()) {
         // What cudashim itself cost, under the findings (issue 33.4; the report's self_cost).
         const std::string all = summary + report::self_cost_text(monotonic_ns() - g_info->start_mono_ns);
@@ -311,7 +329,7 @@ void write_final_outputs() {
     } catch (...) {
     }
   }
-  const int rc = write_report_to(path, evaluated ? &findings : nullptr);
+  const int rc = write_report_to(path, evaluated ? &findings : nullptr, gpu.get());
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,
                 why_not_written(rc));

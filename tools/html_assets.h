@@ -21,6 +21,9 @@ text-align:left;vertical-align:top}th{background:#f2f2f2}td.num{text-align:right
 .muted{color:#666;font-size:13px}tr.site{cursor:pointer}tr.site:hover{background:#f6f9ff}
 tr.stacks td{background:#fafafa;font-family:DejaVu Sans Mono,monospace;font-size:12px;white-space:pre-wrap}
 .bar{background:#d62728;height:12px;display:inline-block;vertical-align:middle;margin-right:6px}
+.split{display:inline-flex;width:240px;height:12px;vertical-align:middle;margin-right:6px;border:1px solid #bbb}
+.split span{height:100%}.split .busy{background:#2ca02c}.split .syncs{background:#d62728}
+.split .host{background:#ff7f0e}.split .unexplained{background:#999}
 #tip{position:absolute;display:none;background:#fff;border:1px solid #888;padding:4px 8px;font-size:12px;
 pointer-events:none;white-space:pre;box-shadow:0 1px 4px rgba(0,0,0,.2)}
 button{font-size:12px;margin:0 0 6px}code{font-size:12px}

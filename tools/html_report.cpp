@@ -175,10 +175,7 @@ std::string findings_section(const Procs& procs) {
                   "<table id=\"findings-table\"><tr><th>process</th><th>severity</th><th>finding</th><th>site</th>"
                   "<th>calls</th><th>blocked</th><th title=\"GPU idle from each drain to the thread's next launch\">GPU idle after"
                   "</th><th>fix</th></tr>";
-  double max_ms = 1e-9;
-  for (const auto& [r, d] : procs)
-    for (const Finding& f : d->findings)
-      for (const FindingSite& s : f.sites) max_ms = std::max(max_ms, s.blocked_ns / 1e6);
+  // A bar's full width (120 px) is the process's wall time: a 0.02 % habit draws as one pixel.
   size_t rows = 0;
   for (const auto& [r, d] : procs) {
     for (const Finding& f : d->findings) {
@@ -204,8 +201,9 @@ std::string findings_section(const Procs& procs) {
                       : fmt::format("{}", s.count);
         const std::string blocked =
             s.sampled ? std::string("<span class=\"muted\">sampled, not timed</span>")
-                      : fmt::format("<span class=\"bar\" style=\"width:{:.0f}px\"></span>{:.2f} ms",
-                                    std::max(1.0, 120 * ms / max_ms), ms);
+                      : fmt::format("<span class=\"bar\" style=\"width:{:.0f}px\" title=\"{:.2f}% of the wall time\"></span>{:.2f} ms",
+                                    std::max(1.0, d->wall_ns ? 120 * ms * 1e6 / d->wall_ns : 1.0),
+                                    d->wall_ns ? 100 * ms * 1e6 / d->wall_ns : 0.0, ms);
         h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"{}{}><td>{}</td>"
                          "<td class=\"{}\">{}</td><td>{}</td><td>{}{}</td><td class=\"num\">{}</td>"
                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
@@ -239,6 +237,26 @@ std::string findings_section(const Procs& procs) {
   return h + "</table>";
 }
 
+// The split of a device's idle share as the report has it (policy/rules/gpu_time.cpp decided it):
+// a bar whose full width is the steady state (the step), busy, after syncs, host between
+// launches and unexplained side by side, and the summary line under it. "" before the split.
+std::string split_bar(const GpuTimeDevice& g) {
+  if (!g.split) return "";
+  const GpuTimeDevice::Split& s = *g.split;
+  auto part = [](const char* cls, double share, const char* what) {
+    return share > 0 ? fmt::format("<span class=\"{}\" style=\"width:{:.2f}%\" title=\"{}: {:.1f}% of the step\"></span>", cls,
+                                   100 * share, what, 100 * share)
+                     : std::string();
+  };
+  return fmt::format("<div class=\"idle-split\" data-after-syncs=\"{:.4f}\" data-host-between=\"{:.4f}\" "
+                     "data-unexplained=\"{:.4f}\"><span class=\"split\">{}{}{}{}</span>"
+                     "<span class=\"muted\">{}</span></div>",
+                     s.after_syncs, s.host_between, s.unexplained,
+                     part("busy", std::max(0.0, 1.0 - s.idle), "GPU busy"), part("syncs", s.after_syncs, "idle after syncs"),
+                     part("host", s.host_between, "idle, the host between launches"),
+                     part("unexplained", s.unexplained, "idle, unexplained"), esc(g.summary));
+}
+
 // The GPU's side (the reports' gpu_time sections, docs/gpu-time.md): each sampled device's idle
 // share of the steady state, its diagnosis and the GPU findings; a note where no report has samples.
 std::string gpu_time_section(const Procs& procs) {
@@ -257,10 +275,10 @@ std::string gpu_time_section(const Procs& procs) {
       const double idle = g.precise_steady_idle ? *g.precise_steady_idle : *g.steady_idle;
       rows += fmt::format("<tr data-pid=\"{}\" data-device=\"{}\" data-idle=\"{:.3f}\"><td>{}</td><td>{}</td>"
                           "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-                          "<td>{}</td><td>{}</td></tr>",
+                          "<td>{}{}</td><td>{}</td></tr>",
                           d->pid, g.device, idle, esc(label_of(*d)), g.device, share(g.precise_steady_idle),
                           share(g.steady_idle, g.idle_lower_bound ? "&ge; " : ""), share(g.process_steady_idle),
-                          g.steady_samples, esc(g.diagnosis.empty() ? "-" : g.diagnosis), findings.empty() ? "-" : findings);
+                          g.steady_samples, esc(g.diagnosis.empty() ? "-" : g.diagnosis), split_bar(g), findings.empty() ? "-" : findings);
     }
   }
   if (rows.empty())
@@ -272,7 +290,8 @@ std::string gpu_time_section(const Procs& procs) {
          "samples, the share of each sample period in which no kernel ran (&ge;: kernels too short for NVML to resolve; "
          "docs/gpu-time.md says what each can resolve).</p>"
          "<table id=\"gpu-time-table\"><tr><th>process</th><th>device</th><th>idle (CUPTI)</th><th>idle (NVML, device)</th>"
-         "<th>idle (NVML, this process's kernels)</th><th>NVML samples</th><th>diagnosis</th><th>findings</th></tr>" +
+         "<th>idle (NVML, this process's kernels)</th><th>NVML samples</th><th>diagnosis (the bar: the step; green busy, "
+         "red idle after syncs, orange the host between launches, grey unexplained)</th><th>findings</th></tr>" +
          rows + "</table>";
 }
 

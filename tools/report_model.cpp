@@ -136,6 +136,14 @@ GpuTime read_gpu_time(const Node& n) {
     GpuTimeDevice dev{d.get<int64_t>("device"), idle(d["steady"]), idle(d["process_steady"]),
                       d["steady"].get<int64_t>("samples"), d.get<std::string>("diagnosis")};
     dev.idle_lower_bound = d.get<bool>("idle_lower_bound", false);
+    dev.summary = d.get<std::string>("summary");
+    if (d.has("idle_split") && !d["idle_split"].is_null()) {
+      const Node& s = d["idle_split"];
+      dev.split = GpuTimeDevice::Split{s.get<double>("idle"),          s.get<double>("after_syncs"),
+                                       s.get<double>("host_between"),  s.get<double>("unexplained"),
+                                       s.get<int64_t>("steps"),        s.get<int64_t>("step_ns"),
+                                       s.get<double>("launches_per_step")};
+    }
     if (n["precise"].get<std::string>("mode") == "cupti")
       for (const Node& p : n["precise"].elements("devices"))
         if (p.get<int64_t>("device") == dev.device && p["steady"].get<int64_t>("to_ns") > 0) dev.precise_steady_idle = idle(p["steady"]);
@@ -143,7 +151,8 @@ GpuTime read_gpu_time(const Node& n) {
   }
   for (const Node& f : n.elements("findings"))
     g.findings.push_back({f.get<std::string>("id", "?"), f.get<std::string>("severity", "?"), f.get<std::string>("title"),
-                          f.get<std::string>("fix"), f.get<std::string>("diagnosis"), f.get<int64_t>("device")});
+                          f.get<std::string>("fix"), f.get<std::string>("diagnosis"), f.get<std::string>("message"),
+                          f.get<int64_t>("device")});
   return g;
 }
 

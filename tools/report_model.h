@@ -137,9 +137,19 @@ struct GpuTimeDevice {
   std::string diagnosis;
   bool idle_lower_bound = false;              // steady_idle is NVML's floor (kernels too short for it)
   std::optional<double> precise_steady_idle;  // the precise mode's (CUPTI), when it collected
+  // The split of the idle share that the diagnosis was decided from (gpu_time.devices[].idle_split,
+  // policy/rules/gpu_time.h), as written; none in a report from before it.
+  struct Split {
+    double idle = 0, after_syncs = 0, host_between = 0, unexplained = 0;
+    int64_t steps = 0, step_ns = 0;
+    double launches_per_step = 0;
+  };
+  std::optional<Split> split;
+  std::string summary;  // "idle 63%: 61 points host between launches (launch-bound, ...), 2 points after syncs"
 };
 struct GpuTimeFinding {
   std::string id, severity, title, fix, diagnosis;
+  std::string message;  // the device's summary line (gpu.idle), "" before it
   int64_t device = 0;
 };
 struct GpuTime {

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "catalog/findings.h"
+#include "policy/rules/gpu_time.h"
 #include "recorder/utf8.h"
 #include "symbols/debug_lines.h"
 #include "symbols/link_address.h"
@@ -377,6 +378,15 @@ std::string gpu_time_text(const GpuTime& g, const char* yellow, const char* rese
       out += fmt::format("  GPU {}: idle {}{:.0f}% of the steady state ({} NVML samples{}{}){}\n", d.device,
                          d.idle_lower_bound ? "at least " : "", 100 * *d.steady_idle, d.steady_samples,
                          d.idle_lower_bound ? ", kernels too short for NVML to resolve" : "", process, diagnosis);
+    // The split the diagnosis was decided from, as the report has it, and the step's bar.
+    if (!d.summary.empty()) out += fmt::format("    {}\n", t(d.summary));
+    if (d.split) {
+      policy::IdleSplit s;
+      s.idle = d.split->idle, s.after_syncs = d.split->after_syncs, s.host_between = d.split->host_between,
+      s.unexplained = d.split->unexplained;
+      out += fmt::format("    the steady state [{}] #: busy  s: idle after syncs  h: host between launches  ?: unexplained\n",
+                         policy::idle_split_bar(s));
+    }
   }
   for (const GpuTimeFinding& f : g.findings)
     out += fmt::format("  {}{}{}: [{}] device {}: {}{}\n    fix: {}\n", f.severity == "info" ? "" : yellow, t(f.severity),

@@ -22,6 +22,13 @@ it with the profiler.
 
 usage: idle_compare.py CLI OUT_DIR [--seconds S] [--only a,b]; prints a markdown table and
 writes OUT_DIR/idle_compare.json. Exit status 0 always (errors are rows).
+
+--split (issue 36; run_after_merge.sh's idlesplit step): the loops plus cnn-readback, sampling on
+only (the profiler's reference run, then the shim's), and a table of the split the diagnosis was
+decided from (after syncs, host between launches, unexplained, in points of the steady state)
+beside the profiler's idle share. Exit status 1 when a run's diagnosis contradicts its own split
+(contradiction(): the parts do not add up to the idle, or the diagnosis is not the largest part)
+or a run failed; a run with too few samples for a diagnosis (unknown) is said, not failed.
 """
 import argparse
 import glob
@@ -33,8 +40,34 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOOPS = ("gpu-bound", "input-bound", "sync-bound", "launch-bound")
-EXPECTED = {"gpu-bound": "gpu-bound", "input-bound": "host-bound", "sync-bound": "sync-bound",
-            "launch-bound": "launch-bound"}
+SPLIT_LOOPS = LOOPS + ("cnn-readback",)
+EXPECTED = {"gpu-bound": "gpu-bound", "input-bound": "input-bound", "sync-bound": "sync-bound",
+            "launch-bound": "launch-bound", "cnn-readback": "launch-bound"}
+HOST_PARTS = ("launch-bound", "input-bound", "host-bound")
+
+
+def contradiction(dev):
+    """Why a report's gpu_time device's diagnosis contradicts its own idle_split, or None.
+
+    The split's parts must add up to its idle share, and the diagnosis must name the largest
+    part: sync-bound after syncs, launch-/input-/host-bound the host between launches,
+    unexplained the rest (ties go to the syncs, then the host). gpu-bound and unknown need none."""
+    g = dev.get("diagnosis")
+    if g in ("gpu-bound", "unknown", None):
+        return None
+    s = dev.get("idle_split")
+    if not s:
+        return f"diagnosis {g} without an idle_split"
+    parts = s["after_syncs"] + s["host_between"] + s["unexplained"]
+    if abs(parts - s["idle"]) > 0.002:
+        return f"the parts add up to {parts:.4f}, not the idle share {s['idle']:.4f}"
+    order = [("sync-bound", s["after_syncs"]), ("host", s["host_between"]), ("unexplained", s["unexplained"])]
+    largest = max(order, key=lambda p: p[1])[0]  # max keeps the first of equals: the tie order
+    named = "host" if g in HOST_PARTS else g
+    if named != largest:
+        return (f"diagnosis {g}, but the largest part is {largest} (after syncs {s['after_syncs']:.3f}, host between "
+                f"{s['host_between']:.3f}, unexplained {s['unexplained']:.3f})")
+    return None
 
 
 def pct(x):
@@ -93,6 +126,9 @@ def run_one(cli, out, loop, seconds, sampling, env_extra=None):
     row["health"] = dev.get("health")
     row["findings"] = [f.get("id") for f in gt.get("findings", [])]
     row["diagnosis_from"] = dev.get("diagnosis_from")
+    row["idle_split"] = dev.get("idle_split")
+    row["summary"] = dev.get("summary")
+    row["contradiction"] = contradiction(dev)
     row["precise"] = gt.get("precise")  # gpu/realworld/precise_compare.py reads it
     return row
 
@@ -103,12 +139,13 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--only", default="")
+    ap.add_argument("--split", action="store_true", help="the idle split's table and check (issue 36)")
     a = ap.parse_args()
     rows = []
-    for loop in LOOPS:
+    for loop in SPLIT_LOOPS if a.split else LOOPS:
         if a.only and loop not in a.only.split(","):
             continue
-        for sampling in (True, False):
+        for sampling in (True,) if a.split else (True, False):
             try:
                 rows.append(run_one(a.cli, os.path.join(a.out, f"{loop}-{'on' if sampling else 'off'}"), loop,
                                     a.seconds, sampling))
@@ -118,6 +155,8 @@ def main():
                   f"{rows[-1].get('error') or 'steady idle ' + pct(rows[-1].get('steady'))}", flush=True)
     with open(os.path.join(a.out, "idle_compare.json"), "w") as f:
         json.dump(rows, f, indent=1)
+    if a.split:
+        return split_table(rows)
     print()
     print("| loop | profiler idle % | cudashim idle % (device, steady) | cudashim idle % (process, steady) | "
           "difference (device - profiler), points | NVML samples (steady) | diagnosis (expected) | findings | "
@@ -153,6 +192,33 @@ def main():
                   f"{(h.get('power_mw_max') or 0) / 1000:.0f} W of {(h.get('power_limit_mw') or 0) / 1000:.0f} W; "
                   f"evidence: {'; '.join(r.get('evidence') or [])}")
     return 0
+
+
+def split_table(rows):
+    """The idlesplit step's table; 1 when a diagnosis contradicts its split or is missing."""
+    print()
+    print("| loop | profiler idle % | cudashim idle % (steady) | after syncs, points | host between launches, points | "
+          "unexplained, points | kernels a step | host us per launch | diagnosis (expected) | summary | check |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+    bad = 0
+    for r in rows:
+        if "error" in r:
+            print(f"| {r['loop']} | ERROR: {r['error']} | | | | | | | | | FAIL |")
+            bad += 1
+            continue
+        s = r.get("idle_split") or {}
+        p_idle = (r.get("reference") or {}).get("idle_pct")
+        pts = lambda k: "-" if k not in s else f"{100.0 * s[k]:.1f}"
+        check = "ok" if r.get("contradiction") is None else "FAIL: " + r["contradiction"]
+        if r.get("diagnosis") in (None, "unknown") and check == "ok":
+            check = "ok (no diagnosis: too few samples)"
+        bad += check.startswith("FAIL")
+        print(f"| {r['loop']} | {p_idle} | {pct(s.get('idle', r.get('steady')))} | {pts('after_syncs')} | {pts('host_between')} | "
+              f"{pts('unexplained')} | {s.get('launches_per_step', '-')} | {round(s.get('host_ns_per_launch', 0) / 1000, 1) if s else '-'} | "
+              f"{r.get('diagnosis')} ({EXPECTED[r['loop']]}) | {r.get('summary') or '-'} | {check} |")
+    print()
+    print(f"idle_compare --split: {len(rows) - bad} of {len(rows)} runs agree with their split")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,10 @@ of the device activity intervals inside that window, idle for the rest.
   sync-bound    the overlap stopped: about 8 ms of matmuls, a .item() read-back, then 8 ms of
                 CPU preparation while the GPU waits (idle about half the step)
   launch-bound  2000 tiny elementwise kernels a step: the GPU waits for each launch
+  cnn-readback  issue 36's new user: a torchvision ResNet-18 trained on random 64x64 images
+                (batch 128, no DataLoader) with an f-string of the loss printed every step: a
+                cheap read-back a step, the GPU waiting on the host's launches (not in the
+                default set: --only cnn-readback; idle_compare.py --split runs it)
 The expectations are estimates; the measured table is the reference.
 
 Prints a markdown table (loop, step ms, GPU busy %, idle %); --json FILE writes the numbers.
@@ -96,10 +100,31 @@ def launch_bound(torch):
     return step, 2000
 
 
+def cnn_readback(torch):
+    import torchvision
+    net = torchvision.models.resnet18(num_classes=10).cuda()
+    opt = torch.optim.SGD(net.parameters(), lr=1e-2, momentum=0.9)
+    x = torch.randn(128, 3, 64, 64, device="cuda")
+    y = torch.randint(0, 10, (128,), device="cuda")
+    n = [0]
+
+    def step():
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        n[0] += 1
+        print(f"step {n[0]} loss {loss:.4f}", flush=True)  # the read-back a step (Tensor.__format__ calls .item())
+        return loss
+    return step, 500
+
+
 LOOPS = [("gpu-bound", gpu_bound, "8 chained 8192^3 bf16 matmuls a step, no host work"),
          ("input-bound", input_bound, "15 ms CPU batch preparation, pinned copy, an MLP step (4096 wide, batch 512)"),
          ("sync-bound", sync_bound, "6 chained matmuls, .item(), then 8 ms CPU preparation"),
-         ("launch-bound", launch_bound, "2000 tiny add_ kernels a step")]
+         ("launch-bound", launch_bound, "2000 tiny add_ kernels a step"),
+         ("cnn-readback", cnn_readback, "torchvision ResNet-18, random 64x64 images, batch 128, f-string of the loss each step")]
+DEFAULT = ("gpu-bound", "input-bound", "sync-bound", "launch-bound")
 
 
 def union_within(intervals, lo, hi):
@@ -186,7 +211,7 @@ def main():
     torch = need_torch_cuda()
     rows = []
     for name, build, what in LOOPS:
-        if a.only and name not in a.only.split(","):
+        if (a.only and name not in a.only.split(",")) or (not a.only and name not in DEFAULT):
             continue
         t0 = time.monotonic()
         try:

@@ -1,7 +1,9 @@
 // policy/rules/gpu_time.h: GPU busy and idle shares from NVML's utilization samples, the GPU's
 // health over the same window, and the two findings drawn from them: gpu.idle (with its
-// diagnosis: sync-bound, host-bound, launch-bound) and gpu.clocks-throttled
-// (catalog/findings.def; how each number is measured and its error: docs/gpu-time.md).
+// diagnosis, decided here once from a split of the idle time that adds up: sync-bound,
+// launch-bound, input-bound, host-bound, unexplained) and gpu.clocks-throttled
+// (catalog/findings.def; how each number is measured and its error: docs/gpu-time.md). The
+// report, the exit summary, the page and the CLI render what this decides.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,6 +13,7 @@
 #include "policy/gpu_busy_union.h"
 #include "policy/settings_load.h"
 #include "recorder/gpu_samples.h"
+#include "recorder/thread_slots.h"
 
 namespace cudashim::policy {
 
@@ -27,6 +30,10 @@ struct GpuTimeThresholds {
   // steady window; launch-bound once this share of its kernels is shorter than launch_cost_ns.
   uint64_t min_precise_kernels = 10, min_precise_window_ns = 500000000;
   double launch_bound_short_share = 0.5;
+  // The host's time between submissions, per launch, below which that time is the launching
+  // itself (a framework's per-op dispatch: tens of us a kernel) rather than work elsewhere
+  // (batch preparation, Python between steps): launch-bound below, input-bound above.
+  uint64_t launch_gap_ns = 200000;
 };
 
 // Reads the thresholds from the settings (start-up).
@@ -51,6 +58,29 @@ struct HostActivity {
   // The host's steady-state loop (policy::steady_loop_span, monotonic ns); both 0 when no call
   // site is in one. When set, it is every device's steady window.
   uint64_t loop_from_ns = 0, loop_to_ns = 0;
+  // The GPU idle measured after the draining findings' calls (Finding::gpu_idle_after_ns of
+  // those in the loop, shim/drain_idle.h): the part of the idle that follows syncs.
+  uint64_t idle_after_syncs_ns = 0;
+  uint64_t steps = 0;      // the loop's steps: the most of any finding in it (0: unknown)
+  uint64_t launch_ns = 0;  // the host's time inside kernel launch calls, every thread
+};
+
+// The inputs of the diagnosis from the runtime findings (evaluated once: policy::evaluate_findings)
+// and the counters: `blocked_ns` and `launches` over every thread, `launch_ns` inside launch calls.
+HostActivity host_activity(const std::vector<Finding>& findings, uint64_t wall_ns, uint64_t blocked_ns,
+                           uint64_t launches, uint64_t launch_ns);
+
+// The steady state's idle share split into parts that add up (idle == after_syncs +
+// host_between + unexplained, each a share of the steady window, 0..1): the GPU idle measured
+// after the loop's syncs; the host's own time between submissions with no sync (bounded by the
+// share of the run the host spent outside blocking calls); the rest.
+struct IdleSplit {
+  double idle = 0, after_syncs = 0, host_between = 0, unexplained = 0;
+  uint64_t window_ns = 0;      // the steady window the shares are of
+  uint64_t steps = 0;          // HostActivity::steps
+  double launches_per_step = 0;  // every launch over the loop's steps (0: steps unknown)
+  double host_ns_per_launch = 0;  // the host's time between submissions per launch in the window
+  double step_ns = 0;          // the window over the steps (0: steps unknown)
 };
 
 // One device over the run.
@@ -64,14 +94,20 @@ struct GpuDeviceTime {
   uint64_t slowdown_reasons = 0;  // every power/thermal/hardware reason bit seen
   uint32_t sm_mhz_min = 0, sm_mhz_max = 0, temp_c_max = 0, power_mw_max = 0, power_limit_mw = 0;
   uint64_t mem_used_max = 0;
-  // "gpu-bound" (idle below the threshold), "sync-bound", "host-bound", "launch-bound",
-  // or "unknown" (too few samples).
+  // "gpu-bound" (idle below the threshold); else the largest part of the split: "sync-bound"
+  // (after syncs), "launch-bound" or "input-bound" (the host between submissions, by the
+  // host's time per launch; "host-bound" with no launch counted), "unexplained"; or "unknown"
+  // (too few samples).
   const char* diagnosis = "unknown";
+  IdleSplit split;      // set with every diagnosis but "unknown"
+  std::string summary;  // one line: "idle 63%: 61 points host between launches (launch-bound, 480 kernels a step), 2 points after syncs"
   // NVML's idle share is only a lower bound here: a launch-bound loop of kernels shorter than
   // NVML resolves (a period reads busy while any kernel runs in it; docs/gpu-time.md).
   bool idle_lower_bound = false;
   std::vector<std::string> evidence;  // one line each: the numbers behind the diagnosis
-  std::vector<FindingId> findings;    // gpu.idle, gpu.clocks-throttled when they fired
+  // gpu.idle, gpu.clocks-throttled when they fired: subject "device N", message the summary
+  // (gpu.idle) or the clocks' line, evidence the lines that bear on it.
+  std::vector<Finding> findings;
   // The precise mode's figures for this device (CUPTI), when it collected any: the diagnosis
   // then uses them instead of NVML's.
   bool has_precise = false;
@@ -87,6 +123,23 @@ std::vector<GpuDeviceTime> gpu_time(const std::vector<recorder::GpuUtilSample>& 
                                     const std::vector<recorder::GpuHealthSample>& health, const HostActivity& host,
                                     uint64_t start_ns, uint64_t end_ns,
                                     const std::vector<PreciseDeviceTime>& precise = {});
+
+// A text bar of `width` characters whose full width is the steady window (the step): '#' the
+// GPU busy, 's' idle after syncs, 'h' idle with the host between submissions, '?' unexplained.
+// Each part gets its rounded share of the width, at least one character from half a point
+// (the exit summary and `cudashim report` draw it; the page draws the same shares).
+std::string idle_split_bar(const IdleSplit& s, size_t width = 40);
+
+// Everything above for the report and the exit summary, decided once: the host's activity from
+// `findings` and `totals`, the precise mode's devices, and each device's time over the run
+// [start_mono_ns, start_mono_ns + wall_ns].
+struct GpuTimeResult {
+  HostActivity host;
+  std::vector<PreciseDeviceTime> precise;
+  std::vector<GpuDeviceTime> devices;
+};
+GpuTimeResult evaluate_gpu_time(const std::vector<Finding>& findings, const recorder::CounterTotals& totals,
+                                uint64_t start_mono_ns, uint64_t wall_ns);
 
 // The names of the clock-event reason bits set in `reasons`, "+"-joined ("sw_power_cap+hw_thermal").
 std::string clock_event_names(uint64_t reasons);

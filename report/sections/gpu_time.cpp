@@ -1,14 +1,13 @@
 // gpu_time.cpp: the report's "gpu_time" section: how busy each GPU was over the run and its
 // steady state (NVML's utilization samples), its health next to the work, the gpu.idle and
 // gpu.clocks-throttled findings with their evidence, and the Xid and ECC events
-// (docs/gpu-time.md, docs/report-schema.md).
+// (docs/gpu-time.md, docs/report-schema.md). It renders what policy/rules/gpu_time.cpp decided
+// (ReportContext::gpu): the diagnosis, its split of the idle time and its summary line.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "policy/rules/gpu_time.h"
-#include "policy/sync_rules.h"
-#include "recorder/clock.h"
 #include "recorder/gpu_intervals.h"
 #include "recorder/gpu_samples.h"
 #include "report/sections/sections.h"
@@ -23,28 +22,6 @@ const char* mode_name(recorder::GpuSamplerState::Mode m) {
     case recorder::GpuSamplerState::kSampling: return "nvml";
     default: return "not_started";
   }
-}
-
-policy::HostActivity host_activity(const ReportContext& c) {
-  policy::HostActivity h;
-  h.wall_ns = c.wall_ns;
-  h.blocked_ns = ticks_to_ns(c.totals.blocked_outer_ns);
-  for (size_t i = 0; i < kHookCount; ++i)
-    if (hook_info(static_cast<HookId>(i)).family == Family::launch) h.launches += c.totals.calls[i];
-  for (const auto& f : c.findings) {
-    if (finding_info(f.id).trait != FindingTrait::DRAINS_QUEUE) continue;
-    const std::string where = f.sites.empty() ? std::string("the process") : policy::describe_site(*f.sites.front().site);
-    h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms", finding_info(f.id).name, where, f.count,
-                                     static_cast<double>(f.blocked_ns) / 1e6));
-  }
-  // The host's steady-state loop, from the hook clock to the monotonic one (now as the anchor).
-  const policy::TickSpan loop = policy::steady_loop_span();
-  if (loop.last > loop.first) {
-    const uint64_t now_t = now_ticks(), now_ns = monotonic_ns();
-    auto mono = [&](uint64_t t) { return now_ns - std::min(now_ns, ticks_to_ns(now_t > t ? now_t - t : 0)); };
-    h.loop_from_ns = mono(loop.first), h.loop_to_ns = mono(loop.last);
-  }
-  return h;
 }
 
 void write_share(JsonWriter& w, const policy::BusyShare& b, uint64_t start_mono_ns) {
@@ -148,6 +125,26 @@ void write_clock(JsonWriter& w, const ReportContext& c) {
   w.member("start_mono_ns", c.process.start_mono_ns);
 }
 
+// The split of the steady state's idle share (null without a diagnosis): shares of the window
+// that add up to `idle`, and the step they are drawn against.
+void write_split(JsonWriter& w, const policy::GpuDeviceTime& d) {
+  const policy::IdleSplit& s = d.split;
+  if (s.window_ns == 0) {
+    w.null();
+    return;
+  }
+  auto o = w.object();
+  w.member("idle", JsonFixed{s.idle, 4});
+  w.member("after_syncs", JsonFixed{s.after_syncs, 4});
+  w.member("host_between", JsonFixed{s.host_between, 4});
+  w.member("unexplained", JsonFixed{s.unexplained, 4});
+  w.member("window_ns", s.window_ns);
+  w.member("steps", s.steps);
+  w.member("step_ns", static_cast<uint64_t>(s.step_ns));
+  w.member("launches_per_step", JsonFixed{s.launches_per_step, 1});
+  w.member("host_ns_per_launch", static_cast<uint64_t>(s.host_ns_per_launch));
+}
+
 void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_mono_ns) {
   auto o = w.object();
   w.member("device", d.device);
@@ -176,6 +173,9 @@ void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_
   w.member("diagnosis", d.diagnosis);
   w.member("diagnosis_from", d.has_precise ? "cupti" : "nvml");
   w.member("idle_lower_bound", d.idle_lower_bound);
+  w.key("idle_split");
+  write_split(w, d);
+  w.member("summary", d.summary);
   w.key("evidence");
   {
     auto a = w.array();
@@ -186,13 +186,9 @@ void write_device(JsonWriter& w, const policy::GpuDeviceTime& d, uint64_t start_
 }  // namespace
 
 void write_gpu_time(JsonWriter& w, const ReportContext& c) {
-  const uint64_t start = c.process.start_mono_ns, end = start + c.wall_ns;
-  const policy::HostActivity host = host_activity(c);
-  const auto precise = policy::precise_time(recorder::precise_intervals(), start, end,
-                                            policy::gpu_time_thresholds().launch_cost_ns, host.loop_from_ns,
-                                            host.loop_to_ns);
-  const auto devices = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), host, start,
-                                        end, precise);
+  const uint64_t start = c.process.start_mono_ns;
+  const auto& precise = c.gpu.precise;
+  const auto& devices = c.gpu.devices;
   auto o = w.object();
   w.key("sampling");
   write_sampling(w);
@@ -209,14 +205,15 @@ void write_gpu_time(JsonWriter& w, const ReportContext& c) {
   {
     auto a = w.array();
     for (const auto& d : devices)
-      for (FindingId f : d.findings) {
+      for (const Finding& f : d.findings) {
         auto fo = w.object();
-        w.member("id", finding_info(f).name);
-        w.member("severity", severity_name(finding_info(f).severity));
+        w.member("id", f.info().name);
+        w.member("severity", severity_name(f.severity()));
         w.member("device", d.device);
-        w.member("title", finding_info(f).title);
-        w.member("fix", finding_info(f).fix);
-        w.member("diagnosis", f == FindingId::gpu_idle ? d.diagnosis : "");
+        w.member("title", f.info().title);
+        w.member("message", f.message);
+        w.member("fix", f.fix());
+        w.member("diagnosis", f.id == FindingId::gpu_idle ? d.diagnosis : "");
       }
   }
   w.key("events");

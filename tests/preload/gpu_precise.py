@@ -4,7 +4,7 @@ time (CUDASHIM_GPU_PRECISE=1) through the CUPTI double (tests/fakecuda/fakecupti
 records are the kernels the fake driver ran (FAKECUDA_KERNEL_US each).
 
 1. host-bound: 3 ms kernels, 15 ms of host work a step, NVML scripted at 60 %: the precise busy
-   share is the kernels' (~0.2, not NVML's 0.60), gpu.idle fires host-bound from CUPTI's
+   share is the kernels' (~0.2, not NVML's 0.60), gpu.idle fires input-bound from CUPTI's
    figures; libcupti found in $CUDA_HOME/extras/CUPTI/lib64; the clock offset is CLOCK_REALTIME
    minus CLOCK_MONOTONIC (the double stamps on CLOCK_REALTIME) within its stated error; the
    report matches docs/report-schema.md.
@@ -81,7 +81,7 @@ if r:
                           f"want realtime - monotonic = {real_minus_mono}")
         dev = g["devices"][0]
         ids = [f["id"] for f in g["findings"]]
-        if dev["diagnosis"] != "host-bound" or ids != ["gpu.idle"] or dev.get("diagnosis_from") != "cupti" or \
+        if dev["diagnosis"] != "input-bound" or ids != ["gpu.idle"] or dev.get("diagnosis_from") != "cupti" or \
                 not any("CUPTI" in e for e in dev["evidence"]) or not near(dev["steady"]["busy"], 0.60, 0.05):
             errors.append(f"host_bound: diagnosis {dev['diagnosis']} from {dev.get('diagnosis_from')}, {ids}, "
                           f"NVML steady {dev['steady']}, evidence {dev['evidence']}")
@@ -130,7 +130,7 @@ else:
         dev = r["gpu_time"]["devices"][0] if r["gpu_time"]["devices"] else {}
         if pr["mode"] != "unavailable" or not pr["asked"] or f"libcupti.so.{major}" not in pr["reason"] or \
                 system_cupti not in pr["tried"] or "CUDA_HOME unset" not in pr["tried"] or \
-                dev.get("diagnosis") != "host-bound" or dev.get("diagnosis_from") != "nvml":
+                dev.get("diagnosis") != "input-bound" or dev.get("diagnosis_from") != "nvml":
             errors.append(f"not_available: precise {pr}, diagnosis {dev.get('diagnosis')} from {dev.get('diagnosis_from')}")
         else:
             print(f"not_available: {pr['reason']}; tried {pr['tried']}")

@@ -4,7 +4,7 @@
 1. host_bound at 20 % utilization: the sampler read the double's samples, on the flush thread
    only (no NVML call from a program thread, hence none on a hook's path);
    the report's gpu_time section has device 0 busy ~0.20 run and steady, process share too;
-   gpu.idle fires with diagnosis host-bound; the stream has gpu_health lines; the trace has
+   gpu.idle fires with diagnosis input-bound (15 ms of host time a launch); the stream has gpu_health lines; the trace has
    the "gpu 0 busy %" and health counter tracks, with timestamps on the CLOCK_REALTIME base;
    the report matches docs/report-schema.md.
 2. sync_bound at 20 %: gpu.idle fires with diagnosis sync-bound, naming sync.explicit-in-loop.
@@ -71,7 +71,7 @@ else:
             errors.append(f"host_bound: {d['steady']['samples']} steady samples at 6 a second over 3.5 s")
         if not 150000 <= d["sample_period_us"] <= 185000:
             errors.append(f"host_bound: sample period {d['sample_period_us']} us, the double's is 166667")
-        if ids != ["gpu.idle"] or d["diagnosis"] != "host-bound":
+        if ids != ["gpu.idle"] or d["diagnosis"] != "input-bound":
             errors.append(f"host_bound: findings {ids}, diagnosis {d['diagnosis']}, evidence {d['evidence']}")
         print(f"host_bound: busy run {d['run']['busy']} steady {d['steady']['busy']} ({d['steady']['samples']} samples), "
               f"diagnosis {d['diagnosis']}, findings {ids}")

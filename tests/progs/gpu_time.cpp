@@ -4,6 +4,10 @@
 //   host_bound   each step: a launch, then 15 ms of host work
 //   sync_bound   the same with cudaDeviceSynchronize after the launch
 //   xid_crash    an Xid 79 raised in the double as soon as the sampler loaded it, then SIGSEGV
+//   split_sync   each step: 2 launches (FAKECUDA_KERNEL_US each), cudaDeviceSynchronize, 8 ms of host work
+//   split_launch each step: 200 launches with 50 us of host time after each, a 4-byte read-back
+//   split_input  each step: 4 launches, a 4-byte read-back, 2 launches, 12 ms of batch preparation
+//                (tests/preload/idle_split.py: the three shapes of issue 36)
 //   nocuda       no CUDA call: 1.5 s of sleep; prints "nvml mapped: yes|no" from /proc/self/maps
 //                ("nocuda cupti": "cupti mapped: yes|no", for the precise mode)
 // Other modes run host_bound's loop. GPU_TIME_SECONDS sets the loop's length (default 3.5).
@@ -25,8 +29,47 @@
 
 __attribute__((noinline)) static void kernel_stub() {}
 
+static void host_work(std::chrono::microseconds d) { std::this_thread::sleep_for(d); }
+
+// The shapes of issue 36 (split_*), for GPU_TIME_SECONDS.
+static int split_shape(const std::string& mode, double seconds) {
+  void* dev = nullptr;
+  CHECK_RT(cudaMalloc(&dev, 1 << 20));
+  void* args[] = {nullptr};
+  auto launch = [&] {
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&kernel_stub), dim3(1), dim3(32), args, 0, nullptr);
+  };
+  float loss = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < seconds) {
+    if (mode == "split_sync") {
+      CHECK_RT(launch());
+      CHECK_RT(launch());
+      CHECK_RT(cudaDeviceSynchronize());
+      host_work(std::chrono::microseconds(8000));
+    } else if (mode == "split_launch") {
+      for (int k = 0; k < 200; ++k) {
+        CHECK_RT(launch());
+        host_work(std::chrono::microseconds(50));  // a framework's dispatch of the next op
+      }
+      CHECK_RT(cudaMemcpy(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost));  // print(f"{loss.item()}")
+    } else {
+      for (int k = 0; k < 4; ++k) CHECK_RT(launch());
+      CHECK_RT(cudaMemcpy(&loss, dev, sizeof loss, cudaMemcpyDeviceToHost));
+      for (int k = 0; k < 2; ++k) CHECK_RT(launch());
+      host_work(std::chrono::microseconds(12000));  // the next batch, prepared on the host
+    }
+  }
+  CHECK_RT(cudaFree(dev));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "host_bound";
+  if (mode.rfind("split_", 0) == 0) {
+    const char* s = std::getenv("GPU_TIME_SECONDS");
+    return split_shape(mode, s ? std::atof(s) : 3.0);
+  }
   if (mode == "nocuda") {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     std::ifstream maps("/proc/self/maps");

@@ -2,6 +2,7 @@
 // findings of policy/rules/gpu_time.h at their thresholds, from samples made up here.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "policy/rules/gpu_time.h"
@@ -35,15 +36,15 @@ std::vector<GpuHealthSample> health(int n, uint64_t reasons_first, int first, ui
   return v;
 }
 bool has(const policy::GpuDeviceTime& d, FindingId f) {
-  for (FindingId x : d.findings)
-    if (x == f) return true;
+  for (const Finding& x : d.findings)
+    if (x.id == f) return true;
   return false;
 }
 }  // namespace
 
 TEST_CASE("gpu time: shares, steady window and the gpu.idle threshold") {
   policy::HostActivity host{10'000'000'000ull, 1'000'000'000ull, 600, {}};
-  SECTION("idle at the threshold warns host-bound, one point below does not") {
+  SECTION("idle at the threshold warns input-bound, one point below does not") {
     auto at = policy::gpu_time(util(60, 70), {}, host, kStart, kStart + 20'000'000'000ull);
     REQUIRE(at.size() == 1);
     CHECK(at[0].run.samples == 60);
@@ -51,7 +52,7 @@ TEST_CASE("gpu time: shares, steady window and the gpu.idle threshold") {
     CHECK(at[0].steady.busy == Approx(0.70));
     CHECK(at[0].sample_period_ns == kPeriod);
     CHECK(has(at[0], FindingId::gpu_idle));
-    CHECK(std::string(at[0].diagnosis) == "host-bound");
+    CHECK(std::string(at[0].diagnosis) == "input-bound");  // 600 launches, ms of host time each
     auto below = policy::gpu_time(util(60, 71), {}, host, kStart, kStart + 20'000'000'000ull);
     CHECK_FALSE(has(below[0], FindingId::gpu_idle));
     CHECK(std::string(below[0].diagnosis) == "gpu-bound");
@@ -73,19 +74,22 @@ TEST_CASE("gpu time: shares, steady window and the gpu.idle threshold") {
     CHECK(std::string(d.diagnosis) == "unknown");
     CHECK(d.findings.empty());
   }
-  SECTION("a queue-draining finding makes it sync-bound; tiny kernels launch-bound") {
+  SECTION("the idle measured after syncs makes it sync-bound; tiny kernels launch-bound") {
     policy::HostActivity syncs = host;
     syncs.draining = {"sync.explicit-in-loop at loop.cpp:12: 100 calls, blocked 30.0 ms"};
+    syncs.idle_after_syncs_ns = 7'000'000'000ull;  // the whole idle of the steady window follows the syncs
     auto d = policy::gpu_time(util(60, 20), {}, syncs, kStart, kStart + 10 * 1'000'000'000ull)[0];
     CHECK(std::string(d.diagnosis) == "sync-bound");
-    CHECK(d.evidence.back() == syncs.draining[0]);
+    CHECK(std::find(d.evidence.begin(), d.evidence.end(), syncs.draining[0]) != d.evidence.end());
     policy::HostActivity launches = syncs;
+    launches.idle_after_syncs_ns = 0;  // the same syncs, with no idle after them
     launches.launches = 10'000'000;  // 2 s busy over 10 M launches: 0.2 us each
     d = policy::gpu_time(util(60, 20), {}, launches, kStart, kStart + 10 * 1'000'000'000ull)[0];
     CHECK(std::string(d.diagnosis) == "launch-bound");
     // NVML's 80 % idle is only the floor there (kernels shorter than it resolves), and says so.
     CHECK(d.idle_lower_bound);
-    CHECK(d.evidence.back().find("idle at least 80%") != std::string::npos);
+    CHECK(std::any_of(d.evidence.begin(), d.evidence.end(),
+                      [](const std::string& e) { return e.find("idle at least 80%") != std::string::npos; }));
     d = policy::gpu_time(util(60, 20), {}, syncs, kStart, kStart + 10 * 1'000'000'000ull)[0];
     CHECK_FALSE(d.idle_lower_bound);  // sync-bound: NVML's figure stands
   }
