@@ -619,6 +619,17 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
                                human_ns(*f.gpu_idle_after_per_step_ns))
                  : std::string();
     };
+    // Its price: the step time it would save (reports since predicted_saving_per_step_ns).
+    auto saving_of = [](const Finding& f) {
+      std::string out;
+      if (f.predicted_saving_per_step_ns && f.steps)
+        out = f.step_ns && *f.step_ns
+                  ? fmt::format("  save {}/step ({:.1f}% of a {} step)", human_ns(*f.predicted_saving_per_step_ns),
+                                100.0 * *f.predicted_saving_per_step_ns / *f.step_ns, human_ns(*f.step_ns))
+                  : fmt::format("  save {}/step", human_ns(*f.predicted_saving_per_step_ns));
+      for (const std::string& a : f.also) out += fmt::format(" (also {})", a);
+      return out;
+    };
     for (const Finding& f : d.findings) {
       // Sites of one line are one row (x.to(dev), y.to(dev) on one line are two call sites of
       // the interpreter, one line to the user); the report's JSON keeps them apart.
@@ -644,7 +655,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
                          reset, f.count, human_ns(f.blocked_ns),
                          lines.empty() ? std::string("(process-wide)") : t(lines[0].text), lines.empty() ? "" : sites_of(lines[0]),
-                         idle_of(f));
+                         idle_of(f) + saving_of(f));
       for (size_t i = 1; i < lines.size(); ++i)
         out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}{}\n", "", lines[i].count, human_ns(lines[i].blocked_ns),
                            t(lines[i].text), sites_of(lines[i]));
