@@ -181,8 +181,9 @@ page's and `cudashim report`'s saving column.
   saving per step is at least `sync.warn_min_saving_us` (default 20 us) **and** at least
   `sync.warn_min_step_share` percent of its step (default 1 %); below either floor it is
   info, and its fix says why (`below the warning floor: it would save 0.002 ms a step ...`).
-  Set both to 0 to warn at any price. A process-wide finding (no steps) keeps its row's
-  severity.
+  Set both to 0 to warn at any price. A process-wide finding (no steps), and one whose sites
+  are all sampled waiters (`jax.device_get`: samples, no blocked time), is not priced (0) and
+  keeps its row's severity.
 - **One habit at one line is one finding.** A read-back whose copy goes to pageable memory
   (`cupy.asnumpy(x)`, a small `.cpu()`) hits a copy site (`copy.async-from-pageable`) and a
   sync site (`sync.scalar-readback`) at the same line: the copy's site joins the read-back's

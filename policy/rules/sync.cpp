@@ -272,6 +272,9 @@ void merge_same_line(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framew
 // A warning whose saving is below the floor becomes info (above_warning_floor).
 void price(Finding& r, const Agg& a, uint64_t loop_ticks) {
   if (r.steps == 0 || a.sites.empty()) return;
+  // A waiter's site (sampled: jax.device_get) has samples, no blocked time: no price, and its
+  // row's severity stays (docs/findings.md).
+  if (std::all_of(a.sites.begin(), a.sites.end(), [](const SiteView& v) { return v.site->sampled; })) return;
   r.loop_ns = ticks_to_ns(loop_ticks);
   const recorder::CallSite& s = *a.sites.front().site;
   const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
