@@ -333,9 +333,20 @@ std::string leaks_text(const ProcessReport& d) {
   return out;
 }
 
-// The CUDA-family libraries: which file, loaded by whom, and why that file.
-std::string libraries_text(const ProcessReport& d) {
+// The CUDA-family libraries: which file, loaded by whom, and why that file. One line when they
+// agree (no library finding above info, one runtime version): the list is in the report and
+// behind --verbose.
+std::string libraries_text(const ProcessReport& d, bool verbose) {
   if (d.libraries.empty()) return "";
+  std::set<std::string> runtimes;
+  for (const LoadedLibrary& l : d.libraries)
+    if (l.family == "cudart" && !l.version.empty()) runtimes.insert(l.version);
+  const bool warned = std::any_of(d.library_findings.begin(), d.library_findings.end(),
+                                  [](const Finding& f) { return f.severity != "info"; });
+  if (!verbose && !warned && runtimes.size() <= 1)
+    return fmt::format("  libraries: {} CUDA librar{}, {}, consistent (the list: --verbose, or the report)\n",
+                       d.libraries.size(), d.libraries.size() == 1 ? "y" : "ies",
+                       runtimes.empty() ? std::string("no runtime seen") : "one runtime " + t(*runtimes.begin()));
   std::string out = "  libraries:\n";
   for (const LoadedLibrary& l : d.libraries) {
     std::string how = l.how.empty() ? "loaded before cudashim saw why" : t(l.how);
@@ -347,12 +358,15 @@ std::string libraries_text(const ProcessReport& d) {
 }
 
 // The allocator policy in force, and what it set.
-std::string policy_text(const PolicyInForce& p) {
+std::string policy_text(const PolicyInForce& p, bool verbose) {
   if (!p.present) return "";
   std::string out = fmt::format("  policy: memory cap {}", p.mem_cap ? t(*p.mem_cap) : std::string("none"));
   if (p.cap_bytes_device0) out += fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0));
   out += fmt::format(", managed memory {}{}\n", t(p.managed), p.locked ? ", locked by the administrator" : "");
-  for (const auto& [name, where] : p.sources) out += fmt::format("    {} from {}\n", t(name), t(where));
+  // Where a setting came from only when a policy file set it (the environment's are the job's own
+  // choice, named by --verbose).
+  for (const auto& [name, where] : p.sources)
+    if (verbose || where.rfind("CUDASHIM_", 0) != 0) out += fmt::format("    {} from {}\n", t(name), t(where));
   for (const AppliedSetting& a : p.applied_env)
     out += fmt::format("    set {}={}{}\n", t(a.name), t(a.value), a.forced ? " (replacing the job's value)" : "");
   return out;
@@ -518,7 +532,7 @@ std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, st
   return out;
 }
 
-std::string render_summary(const std::vector<LoadedReport>& reports, bool color) {
+std::string render_summary(const std::vector<LoadedReport>& reports, bool color, bool verbose) {
   const char* bold = color ? "\033[1m" : "";
   const char* yellow = color ? "\033[33m" : "";
   const char* reset = color ? "\033[0m" : "";
@@ -667,7 +681,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (const DeviceMemory& dev : d.devices)
       out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                          human_bytes(dev.live_bytes));
-    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d) + policy_text(d.policy) + pool_text(d.pool) +
+    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d, verbose) + policy_text(d.policy, verbose) + pool_text(d.pool) +
            gpu_time_text(d.gpu_time, yellow, reset);
     // PyTorch's own counters against what the process holds (the torch_memory section).
     for (const TorchSnapshot& snap : d.torch)

@@ -247,7 +247,7 @@ int run_command(const RunOptions& opts) {
     fmt::print(stderr, "\n== cudashim: {} process report(s) in {} ==\n", reports.size(), out);
     if (reports.empty())
       fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
-    fmt::print(stderr, "{}{}", render_summary(reports, color), compare_ranks(reports).text);
+    fmt::print(stderr, "{}{}", render_summary(reports, color, opts.verbose), compare_ranks(reports).text);
     for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
     if (left)
       fmt::print(stderr, "warning: processes of the job (process group {}) were still running {} s after it ended; "
