@@ -110,10 +110,25 @@ struct Finding {
   std::string framework{};  // "" for the user's own sites (policy::site_framework)
   uint64_t steps = 0;       // steady-state steps it hit: the most visits of one of its sites (0: process-wide)
   uint64_t gpu_idle_after_ns = 0;  // GPU idle from its sites' drains to the next submitted work (shim/drain_idle.h)
+  // Its price (policy::evaluate_findings, docs/findings.md "What a finding costs"), 0 when
+  // process-wide (steps 0): the mean time between two visits of its costliest site (a step),
+  // the steady-state loop window it was judged in, and the step time the program would save
+  // per step without the habit (blocked + GPU idle after, minus what overlaps).
+  uint64_t step_ns = 0;
+  uint64_t loop_ns = 0;
+  uint64_t saving_per_step_ns = 0;
+  // Other rows' aspects of the same habit at the same line, merged into this one finding
+  // (cupy.asnumpy: a read-back whose copy also goes to pageable memory).
+  std::vector<FindingId> also{};
   // Set: the severity its rule decided (policy::finding_severity: info at a framework's sites,
   // or info this run with the reason as exact_fix), whatever the row's or vendor_internal say.
   std::optional<Severity> severity_override{};
   const FindingInfo& info() const { return finding_info(id); }
+  uint64_t blocked_per_step_ns() const { return steps ? blocked_ns / steps : 0; }
+  uint64_t idle_after_per_step_ns() const { return steps ? gpu_idle_after_ns / steps : 0; }
+  // The share of the loop's wall time it blocked, and of a step its predicted saving (0..1).
+  double loop_share() const { return loop_ns ? static_cast<double>(blocked_ns) / loop_ns : 0.0; }
+  double step_share() const { return step_ns ? static_cast<double>(saving_per_step_ns) / step_ns : 0.0; }
   Severity severity() const {
     return severity_override ? *severity_override : vendor_internal ? Severity::info : info().severity;
   }

@@ -26,6 +26,13 @@
 #   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
 #              library against this build's (.carry/gpu/siteoverhead/), CPython 3.12 (issue 19)
 #   html/      `cudashim report --html` of the torch loop's reports (screenshot it on a CPU machine)
+#   price/     gpu/realworld/price_bench.py: each habit program of the corpus (habit_*.py: .item(),
+#              print(f"{loss}"), if t.any():, tqdm's set_postfix, synchronize, empty_cache, a pageable
+#              non_blocking copy, cupy.asnumpy, .item() in a compiled function, a read-back in a
+#              site-packages helper) fixed and planted in 8 alternating timed blocks of one process
+#              under the shim, and clean in another: the report's predicted saving per step against
+#              the measured difference, recall and clean-quiet (issue 33 item 3; price.md is the table
+#              to commit under gpu/results/; not in the default STEPS: STEPS=price, <= 240 s)
 #   sampling/  bench/gpu_sampling_overhead.py: the default mode's NVML sampling on and off in
 #              alternating processes of one torch training loop, and its counted cost (issue 20:
 #              <= 0.5 % of the step); sampling.md is the table (commit it under bench/results/)
@@ -196,5 +203,14 @@ if step sampling; then
     "$OUT/sampling" > "$OUT/sampling.log" 2>&1
   say "gpu_sampling_overhead: exit $?"
   cat "$OUT/sampling/sampling.md" 2>/dev/null || tail -n 20 "$OUT/sampling.log"
+fi
+if step price; then
+  say "== price: gpu/realworld/price_bench.py (planted against fixed, alternating blocks)"
+  mkdir -p "$OUT/price"
+  timeout -k 5 240 python3 gpu/realworld/price_bench.py --cli "$CLI" --rounds 8 --steps 100 --budget-s 200 \
+    --out "$OUT/price" > "$OUT/price.log" 2>&1
+  say "price_bench: exit $?"
+  cat "$OUT/price/price.md" 2>/dev/null || tail -n 20 "$OUT/price.log"
+  rm -rf "$OUT/price/scratch"
 fi
 say "== done: $OUT"

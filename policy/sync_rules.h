@@ -17,7 +17,24 @@ struct SyncThresholds {
   uint64_t warmup_hits = 10;
   uint64_t loop_share_pct = 5;  // sync.loop_share
   uint64_t readback_max_bytes = 4096;
+  uint64_t warn_min_saving_ns = 20000;  // sync.warn_min_saving_us, in ns
+  uint64_t warn_min_step_share_pct = 1;  // sync.warn_min_step_share
 };
+
+// The predicted saving per step of a habit that blocked `blocked` and left the GPU idle `idle`
+// per step (docs/findings.md, "What a finding costs"). The program without it runs the host's
+// work after the sync under the GPU's instead of after it, so of the two only the smaller
+// disappears: blocked + idle minus their overlap, max(blocked, idle). A GPU-bound loop saves
+// the idle (the host's time after the sync), a host-bound one the blocked time. `idle_seen`
+// false (no drain measured at its sites: an allocator's free, a pageable copy): the blocked time.
+constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t idle, bool idle_seen) {
+  if (!idle_seen) return blocked;
+  return blocked < idle ? blocked : idle;
+}
+
+// True when a priced finding is worth a warning: its saving per step reaches both floors
+// (sync.warn_min_saving_us, sync.warn_min_step_share of `step_ns`).
+bool above_warning_floor(uint64_t saving_per_step_ns, uint64_t step_ns);
 
 // Reads the thresholds from the settings (start-up).
 void configure_sync(const Settings& s);
@@ -97,7 +114,8 @@ const void* site_frame(const recorder::CallSite& s);
 
 // Evaluates the rules over the call sites and counters now: the findings (their runtime part:
 // id, count, blocked_ns, sites, framework, steps, gpu_idle_after_ns, severity_override, and
-// exact_fix when the fix is not the row's), the user's first, each group sorted by blocked time
+// exact_fix when the fix is not the row's, its price: step_ns, loop_ns, saving_per_step_ns, and
+// `also` for another row's aspect merged in at the same line), the user's first, each group sorted by blocked time
 // (report/sections/findings.cpp and the exit summary render them).
 std::vector<Finding> evaluate_findings();
 

@@ -38,6 +38,12 @@ std::string findings_summary_text(const std::vector<Finding>& findings, uint64_t
                               static_cast<double>(f.count) / f.steps, f.blocked_ns / 1e6 / f.steps)
                 : std::string();
     if (f.steps && f.gpu_idle_after_ns) per_step += fmt::format(", GPU idle {:.3f} ms after", f.gpu_idle_after_ns / 1e6 / f.steps);
+    // Its price (docs/findings.md, "What a finding costs"): what the step would lose without it.
+    if (f.steps)
+      per_step += f.step_ns ? fmt::format("; save {:.3f} ms/step ({:.1f}% of the step)", f.saving_per_step_ns / 1e6,
+                                          100.0 * f.step_share())
+                            : fmt::format("; save {:.3f} ms/step", f.saving_per_step_ns / 1e6);
+    for (FindingId also : f.also) where += fmt::format(" (also {})", finding_info(also).name);
     out += fmt::format("  {:<26} {:>8} calls  {:>10.1f} ms blocked ({:>5.1f}% of wall){}  {}\n", row.name, f.count,
                        f.blocked_ns / 1e6, wall_ns ? 100.0 * f.blocked_ns / wall_ns : 0.0, per_step, where);
   }

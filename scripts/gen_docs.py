@@ -195,6 +195,51 @@ How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/use
   samples, no blocked time). How, and what it misses: [python.md](python.md), "Syncs on threads
   with no Python frame".
 
+## What a finding costs
+
+Every runtime finding in the loop carries a price (`policy/rules/sync.cpp`, `price`): the
+report's `blocked_per_step_ns`, `gpu_idle_after_per_step_ns`, `share_of_loop`, `step_ns` and
+`predicted_saving_per_step_ns`, the exit summary's `save N ms/step (P% of the step)`, the
+page's and `cudashim report`'s saving column.
+
+- **Per step.** Its steps are the visits of its busiest site; its blocked time and the GPU
+  idle after its drains (the time from a sync's return to the same thread's next launch, copy
+  or memset: [gpu-time.md](gpu-time.md#sync-bound-idle-per-site)) are divided by them. Its
+  *step* is the mean time between two visits of its costliest site; `share_of_loop` is its
+  blocked time over the loop window.
+- **Predicted saving.** A step with a sync in it runs: the host queues the GPU's work, waits
+  for it to finish (blocked, `b`), then does its own work after the sync (reading a batch,
+  logging, Python) while the GPU has nothing queued (idle after, `i`). Without the sync the
+  host's work after it runs while the GPU is still busy, so the two overlap: the step loses
+  `b + i - max(b, i)` = **min(b, i)** per step. A GPU-bound loop (the host's work after the
+  sync shorter than the wait) saves the idle; a host-bound one saves the blocked time. Where
+  no drain was measured at its sites (an allocator's `cuMemFree`, a pageable async copy, which
+  block inside the call but leave no mark), the saving is the blocked time. A finding at two
+  lines of one step adds up; the saving of two findings in one step is not additive (removing
+  one sync moves the wait to the next).
+- **Severity follows the price.** A finding whose row is a warning stays one only when its
+  saving per step is at least `sync.warn_min_saving_us` (default 20 us) **and** at least
+  `sync.warn_min_step_share` percent of its step (default 1 %); below either floor it is
+  info, and its fix says why (`below the warning floor: it would save 0.002 ms a step ...`).
+  Set both to 0 to warn at any price. A process-wide finding (no steps), and one whose sites
+  are all sampled waiters (`jax.device_get`: samples, no blocked time), is not priced (0) and
+  keeps its row's severity.
+- **One habit at one line is one finding.** A read-back whose copy goes to pageable memory
+  (`cupy.asnumpy(x)`, a small `.cpu()`) hits a copy site (`copy.async-from-pageable`) and a
+  sync site (`sync.scalar-readback`) at the same line: the copy's site joins the read-back's
+  finding, whose `also` names `copy.async-from-pageable`.
+
+Where the model is wrong: it sees one thread. Work another thread or process submits while
+the host is blocked is not counted; so a data-loader thread that would have kept the GPU busy
+makes the saving an overestimate. A sync that found the queue already empty costs its
+call's time and no idle. Removing a sync that ordered a copy into pageable memory needs the
+copy made asynchronous too (pinned memory) to save anything. The driver's own launch latency
+after a drain is part of the idle measured (a few microseconds), and so of the saving. A loop
+whose step varies (evaluation every N steps) is priced on its mean step. The benchmark
+`gpu/realworld/price_bench.py` (`gpu/run_after_merge.sh price`) runs each planted habit of
+the corpus against its fixed form on the H200 and compares the predicted saving with the
+measured difference.
+
 """
 
 

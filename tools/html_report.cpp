@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "tools/html_assets.h"
@@ -187,6 +188,15 @@ std::string findings_section(const Procs& procs) {
         whole.blocked_ns = f.blocked_ns;
         sites.push_back(std::move(whole));
       }
+      // Its price, beside the finding's id on its first row (docs/findings.md, "What a finding costs").
+      std::string price;
+      if (f.predicted_saving_per_step_ns && f.steps)
+        price = fmt::format("<br><span class=\"saving muted\" data-saving-ms=\"{:.3f}\">save {:.3f} ms/step{}</span>",
+                            *f.predicted_saving_per_step_ns / 1e6, *f.predicted_saving_per_step_ns / 1e6,
+                            f.step_ns && *f.step_ns
+                                ? fmt::format(" ({:.1f}% of the step)", 100.0 * *f.predicted_saving_per_step_ns / *f.step_ns)
+                                : std::string());
+      for (const std::string& a : f.also) price += "<br><span class=\"muted\">also " + esc(a) + "</span>";
       for (const FindingSite& s : sites) {
         const double ms = s.blocked_ns / 1e6;
         // Beside the blocked time, the GPU idle its drains left (absent in older reports: a dash).
@@ -205,10 +215,10 @@ std::string findings_section(const Procs& procs) {
                                     std::max(1.0, d->wall_ns ? 120 * ms * 1e6 / d->wall_ns : 1.0),
                                     d->wall_ns ? 100 * ms * 1e6 / d->wall_ns : 0.0, ms);
         h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"{}{}><td>{}</td>"
-                         "<td class=\"{}\">{}</td><td>{}</td><td>{}{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"{}\">{}</td><td>{}{}</td><td>{}{}</td><td class=\"num\">{}</td>"
                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                          d->pid, esc(f.id), ms, idle_attr, s.sampled ? " data-sampled=\"1\"" : "", esc(label_of(*d)),
-                         esc(f.severity), esc(f.severity), esc(f.id), esc(s.text()),
+                         esc(f.severity), esc(f.severity), esc(f.id), std::exchange(price, std::string()), esc(s.text()),
                          s.api.empty() ? "" : " <span class=\"muted\">(" + esc(s.api) + ")</span>", calls, blocked, idle,
                          esc(f.fix));
         std::string stacks;

@@ -28,7 +28,7 @@ namespace {
 // `cudashim report PATH...`. Exit status: 0 when every input was read; 3 when some could
 // not be (each named on stderr in one line) and the rest is summarized, or when the HTML
 // page cannot be written; 1 when no report was found or none could be read.
-int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html) {
+int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html, bool verbose) {
   std::vector<std::string> problems;
   const auto reports = cudashim::tools::load_reports(paths, problems);
   const std::string page = html.empty() ? "" : cudashim::tools::render_html(reports, problems);
@@ -49,7 +49,7 @@ int cmd_report(const std::vector<std::string>& paths, bool json, const std::stri
     std::cout << cudashim::tools::dump_utf8(merged, 2) << "\n";
   } else {
     const bool color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
-    std::cout << cudashim::tools::render_summary(reports, color) << ranks.text;
+    std::cout << cudashim::tools::render_summary(reports, color, verbose) << ranks.text;
     if (reports.empty()) std::cout << "no cudashim reports found in the given paths\n";
   }
   if (reports.empty()) return 1;
@@ -207,10 +207,11 @@ int main(int argc, char** argv) {
     run.out_dir = args.value("--out");
     run.shim = args.value("--shim");
     run.quiet = args.has("--quiet");
+    run.verbose = args.has("--verbose");
     run.command = args.operands;
     return run_command(run);
   }
-  if (cmd == "report") return cmd_report(args.operands, args.has("--json"), args.value("--html"));
+  if (cmd == "report") return cmd_report(args.operands, args.has("--json"), args.value("--html"), args.has("--verbose"));
   if (cmd == "doctor") {
     DoctorOptions doctor;
     doctor.json = args.has("--json");

@@ -49,6 +49,9 @@ Finding read_finding(const Node& n) {
   f.steps = n.get<uint64_t>("steps");
   f.blocked_per_step_ns = n.get<uint64_t>("blocked_per_step_ns");
   f.gpu_idle_after_per_step_ns = n.get_optional<uint64_t>("gpu_idle_after_per_step_ns");
+  f.predicted_saving_per_step_ns = n.get_optional<uint64_t>("predicted_saving_per_step_ns");
+  f.step_ns = n.get_optional<uint64_t>("step_ns");
+  for (const Node& a : n.elements("also")) f.also.push_back(a.raw().is_string() ? a.raw().get<std::string>() : "?");
   for (const Node& s : n.elements("sites")) f.sites.push_back(read_site(s));
   return f;
 }

@@ -43,6 +43,9 @@ struct Finding {
   uint64_t count = 0, blocked_ns = 0;
   uint64_t steps = 0, blocked_per_step_ns = 0;
   std::optional<uint64_t> gpu_idle_after_per_step_ns;  // beside blocked_per_step_ns (absent in older reports)
+  // Its price (reports since predicted_saving_per_step_ns; absent in older ones).
+  std::optional<uint64_t> predicted_saving_per_step_ns, step_ns;
+  std::vector<std::string> also;  // other rows' aspects merged in at the same line
   std::vector<FindingSite> sites;
 };
 

@@ -334,9 +334,20 @@ std::string leaks_text(const ProcessReport& d) {
   return out;
 }
 
-// The CUDA-family libraries: which file, loaded by whom, and why that file.
-std::string libraries_text(const ProcessReport& d) {
+// The CUDA-family libraries: which file, loaded by whom, and why that file. One line when they
+// agree (no library finding above info, one runtime version): the list is in the report and
+// behind --verbose.
+std::string libraries_text(const ProcessReport& d, bool verbose) {
   if (d.libraries.empty()) return "";
+  std::set<std::string> runtimes;
+  for (const LoadedLibrary& l : d.libraries)
+    if (l.family == "cudart" && !l.version.empty()) runtimes.insert(l.version);
+  const bool warned = std::any_of(d.library_findings.begin(), d.library_findings.end(),
+                                  [](const Finding& f) { return f.severity != "info"; });
+  if (!verbose && !warned && runtimes.size() <= 1)
+    return fmt::format("  libraries: {} CUDA librar{}, {}, consistent (the list: --verbose, or the report)\n",
+                       d.libraries.size(), d.libraries.size() == 1 ? "y" : "ies",
+                       runtimes.empty() ? std::string("no runtime seen") : "one runtime " + t(*runtimes.begin()));
   std::string out = "  libraries:\n";
   for (const LoadedLibrary& l : d.libraries) {
     std::string how = l.how.empty() ? "loaded before cudashim saw why" : t(l.how);
@@ -348,12 +359,15 @@ std::string libraries_text(const ProcessReport& d) {
 }
 
 // The allocator policy in force, and what it set.
-std::string policy_text(const PolicyInForce& p) {
+std::string policy_text(const PolicyInForce& p, bool verbose) {
   if (!p.present) return "";
   std::string out = fmt::format("  policy: memory cap {}", p.mem_cap ? t(*p.mem_cap) : std::string("none"));
   if (p.cap_bytes_device0) out += fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0));
   out += fmt::format(", managed memory {}{}\n", t(p.managed), p.locked ? ", locked by the administrator" : "");
-  for (const auto& [name, where] : p.sources) out += fmt::format("    {} from {}\n", t(name), t(where));
+  // Where a setting came from only when a policy file set it (the environment's are the job's own
+  // choice, named by --verbose).
+  for (const auto& [name, where] : p.sources)
+    if (verbose || where.rfind("CUDASHIM_", 0) != 0) out += fmt::format("    {} from {}\n", t(name), t(where));
   for (const AppliedSetting& a : p.applied_env)
     out += fmt::format("    set {}={}{}\n", t(a.name), t(a.value), a.forced ? " (replacing the job's value)" : "");
   return out;
@@ -541,7 +555,7 @@ std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, st
   return out;
 }
 
-std::string render_summary(const std::vector<LoadedReport>& reports, bool color) {
+std::string render_summary(const std::vector<LoadedReport>& reports, bool color, bool verbose) {
   const char* bold = color ? "\033[1m" : "";
   const char* yellow = color ? "\033[33m" : "";
   const char* reset = color ? "\033[0m" : "";
@@ -648,6 +662,17 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
                                human_ns(*f.gpu_idle_after_per_step_ns))
                  : std::string();
     };
+    // Its price: the step time it would save (reports since predicted_saving_per_step_ns).
+    auto saving_of = [](const Finding& f) {
+      std::string out;
+      if (f.predicted_saving_per_step_ns && f.steps)
+        out = f.step_ns && *f.step_ns
+                  ? fmt::format("  save {}/step ({:.1f}% of a {} step)", human_ns(*f.predicted_saving_per_step_ns),
+                                100.0 * *f.predicted_saving_per_step_ns / *f.step_ns, human_ns(*f.step_ns))
+                  : fmt::format("  save {}/step", human_ns(*f.predicted_saving_per_step_ns));
+      for (const std::string& a : f.also) out += fmt::format(" (also {})", a);
+      return out;
+    };
     for (const Finding& f : d.findings) {
       // Sites of one line are one row (x.to(dev), y.to(dev) on one line are two call sites of
       // the interpreter, one line to the user); the report's JSON keeps them apart.
@@ -673,7 +698,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
       out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
                          reset, f.count, human_ns(f.blocked_ns),
                          lines.empty() ? std::string("(process-wide)") : t(lines[0].text), lines.empty() ? "" : sites_of(lines[0]),
-                         idle_of(f));
+                         idle_of(f) + saving_of(f));
       for (size_t i = 1; i < lines.size(); ++i)
         out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}{}\n", "", lines[i].count, human_ns(lines[i].blocked_ns),
                            t(lines[i].text), sites_of(lines[i]));
@@ -685,7 +710,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color)
     for (const DeviceMemory& dev : d.devices)
       out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                          human_bytes(dev.live_bytes));
-    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d) + policy_text(d.policy) + pool_text(d.pool) +
+    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d, verbose) + policy_text(d.policy, verbose) + pool_text(d.pool) +
            gpu_time_text(d.gpu_time, yellow, reset);
     // PyTorch's own counters against what the process holds (the torch_memory section).
     for (const TorchSnapshot& snap : d.torch)

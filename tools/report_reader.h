@@ -38,8 +38,9 @@ std::string read_stream(const std::string& path, StreamSummary& summary, nlohman
                         std::vector<StreamCounters>* samples, std::vector<GpuHealthPoint>* health = nullptr);
 
 // Returns the human summary of `reports`: one block per process, findings first (the
-// job's, then its libraries').
-std::string render_summary(const std::vector<LoadedReport>& reports, bool color);
+// job's, then its libraries'). `verbose`: every library listed even when they agree, and the
+// settings taken from the environment named.
+std::string render_summary(const std::vector<LoadedReport>& reports, bool color, bool verbose = false);
 
 // Returns the reports merged into one JSON document {"schema": "cudashim.merged/1", "processes": [...]}.
 nlohmann::json merge_reports(const std::vector<LoadedReport>& reports);

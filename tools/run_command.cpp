@@ -189,13 +189,13 @@ std::string default_out_dir() {
 }
 
 // The one summary of every process of the job, on stderr, after it ended.
-void print_run_summary(const std::string& out, pid_t group, bool left, int code) {
+void print_run_summary(const std::string& out, pid_t group, bool left, int code, bool verbose) {
   std::vector<std::string> problems;
   const auto reports = load_reports({out}, problems);
   const bool color = isatty(2) && std::getenv("NO_COLOR") == nullptr;
   fmt::print(stderr, "\n== cudashim: {} process report(s) in {} ==\n", reports.size(), out);
   if (reports.empty()) fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
-  fmt::print(stderr, "{}{}", render_summary(reports, color), compare_ranks(reports).text);
+  fmt::print(stderr, "{}{}", render_summary(reports, color, verbose), compare_ranks(reports).text);
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
   if (left)
     fmt::print(stderr, "warning: processes of the job (process group {}) were still running {} s after it ended; "
@@ -262,7 +262,7 @@ int run_command(const RunOptions& opts) {
   g_job_group = 0;
   for (const int sig : kForwarded) set_action(sig, SIG_DFL);
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  if (!opts.quiet) print_run_summary(out, child, left, code);
+  if (!opts.quiet) print_run_summary(out, child, left, code, opts.verbose);
   return code;
 }
 

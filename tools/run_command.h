@@ -9,6 +9,7 @@ struct RunOptions {
   std::string out_dir;  // empty: ./cudashim-runs/<time>-<pid>
   std::string shim;     // empty: next to the executable (../lib/libcudashim.so)
   bool quiet = false;   // no summary at the end
+  bool verbose = false; // the summary lists every library and every setting's source
   std::vector<std::string> command;
 };
 

@@ -32,6 +32,8 @@ struct SiteView {
 struct Agg {
   uint64_t count = 0, ticks = 0, steps = 0;
   uint64_t idle_after_ticks = 0;  // GPU idle after its sites' drains (recorder::CallSite::idle_after_ticks)
+  uint64_t idle_after_count = 0;  // drains measured at its sites (0: no idle seen, the saving is the blocked time)
+  bool also_pageable = false;     // a pageable copy's site at one of its lines was merged in
   std::vector<SiteView> sites;
   const char* info_fix = nullptr;  // set: the finding is info this run, and this is why (instead of the row's fix)
 };
@@ -196,6 +198,7 @@ void aggregate(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framework) {
       a->count += hits;
       a->ticks += ticks;
       a->idle_after_ticks += s.idle_after_ticks.load(std::memory_order_relaxed);
+      a->idle_after_count += s.idle_after_count.load(std::memory_order_relaxed);
       a->steps = std::max(a->steps, s.visits.load(std::memory_order_relaxed));
       a->sites.push_back({&s, ticks});
     };
@@ -233,6 +236,66 @@ void aggregate(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framework) {
   agg[static_cast<int>(FindingId::torch_retries)].count += tv.alloc_retries;
 }
 
+// One habit at one line is one finding: a read-back whose copy goes to pageable memory
+// (cupy.asnumpy, a .cpu() of a small tensor) hits a copy site classified copy.async-from-pageable
+// and a sync site classified sync.scalar-readback at the same line. The copy's site moves into
+// the read-back's finding, which names both aspects (Finding::also).
+void merge_pageable_readback(Agg& pageable, Agg& readback) {
+  if (pageable.sites.empty() || readback.sites.empty()) return;
+  std::vector<std::string> lines;
+  for (const SiteView& v : readback.sites) lines.push_back(describe_site(*v.site));
+  std::vector<SiteView> kept;
+  for (const SiteView& v : pageable.sites) {
+    if (std::find(lines.begin(), lines.end(), describe_site(*v.site)) == lines.end()) {
+      kept.push_back(v);
+      continue;
+    }
+    const uint64_t hits = v.site->hits.load(std::memory_order_relaxed);
+    pageable.count -= std::min(pageable.count, hits);
+    pageable.ticks -= std::min(pageable.ticks, v.ticks);
+    readback.count += hits;
+    readback.ticks += v.ticks;
+    readback.sites.push_back(v);
+    readback.also_pageable = true;
+  }
+  if (kept.empty()) pageable.count = 0;
+  pageable.sites = std::move(kept);
+}
+
+void merge_same_line(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framework) {
+  merge_pageable_readback(agg[static_cast<int>(FindingId::async_pageable)], agg[static_cast<int>(FindingId::scalar_readback)]);
+  for (FrameworkAgg& p : by_framework) {
+    if (p.finding != FindingId::async_pageable) continue;
+    for (FrameworkAgg& r : by_framework)
+      if (r.finding == FindingId::scalar_readback && r.framework == p.framework) merge_pageable_readback(p.agg, r.agg);
+  }
+  by_framework.erase(std::remove_if(by_framework.begin(), by_framework.end(), [](const FrameworkAgg& g) { return g.agg.count == 0; }),
+                     by_framework.end());
+}
+
+// Prices a runtime finding in the loop (docs/findings.md, "What a finding costs"): its step is
+// the mean time between visits of its costliest site, its saving predicted_saving_ns per step.
+// A warning whose saving is below the floor becomes info (above_warning_floor).
+void price(Finding& r, const Agg& a, uint64_t loop_ticks) {
+  if (r.steps == 0 || a.sites.empty()) return;
+  // A waiter's site (sampled: jax.device_get) has samples, no blocked time: no price, and its
+  // row's severity stays (docs/findings.md).
+  if (std::all_of(a.sites.begin(), a.sites.end(), [](const SiteView& v) { return v.site->sampled; })) return;
+  r.loop_ns = ticks_to_ns(loop_ticks);
+  const recorder::CallSite& s = *a.sites.front().site;
+  const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
+  const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
+  const uint64_t visits = s.visits.load(std::memory_order_relaxed);
+  if (last > first && visits > 1) r.step_ns = ticks_to_ns(last - first) / (visits - 1);
+  r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.idle_after_per_step_ns(), a.idle_after_count > 0);
+  if (r.severity() == Severity::warning && !above_warning_floor(r.saving_per_step_ns, r.step_ns)) {
+    r.severity_override = Severity::info;
+    r.exact_fix = fmt::format("below the warning floor: it would save {:.3f} ms a step ({:.1f}% of the step; "
+                              "sync.warn_min_saving_us, sync.warn_min_step_share). Otherwise: {}",
+                              r.saving_per_step_ns / 1e6, 100.0 * r.step_share(), r.fix());
+  }
+}
+
 // Calls f(finding) for each finding: the user's first (their rows' order among equal blocked
 // time, costliest first), then the frameworks' own, costliest first.
 template <typename F>
@@ -240,6 +303,8 @@ void for_each_finding(F&& f) {
   std::vector<Agg> agg(static_cast<size_t>(FindingId::kCount));
   std::vector<FrameworkAgg> by_framework;
   aggregate(agg, by_framework);
+  merge_same_line(agg, by_framework);
+  const uint64_t loop_ticks = loop_window_ticks();
   auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };
   auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
@@ -254,6 +319,8 @@ void for_each_finding(F&& f) {
     else if (!framework.empty()) r.exact_fix = framework_fix(framework);
     r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
+    if (a.also_pageable) r.also.push_back(FindingId::async_pageable);
+    price(r, a, loop_ticks);
     f(std::move(r));
   };
   std::vector<int> order;
@@ -273,6 +340,16 @@ void configure_sync(const Settings& s) {
   g_thresholds.warmup_hits = s.sync_warmup_hits;
   g_thresholds.loop_share_pct = s.sync_loop_share;
   g_thresholds.readback_max_bytes = s.sync_readback_max_bytes;
+  g_thresholds.warn_min_saving_ns = s.warn_min_saving_us * 1000;
+  g_thresholds.warn_min_step_share_pct = s.warn_min_step_share;
+}
+
+bool above_warning_floor(uint64_t saving_per_step_ns, uint64_t step_ns) {
+  if (saving_per_step_ns < g_thresholds.warn_min_saving_ns) return false;
+  // No step measured (one visit's span): the share floor cannot be judged, the time floor decides.
+  if (step_ns == 0) return true;
+  return static_cast<unsigned __int128>(saving_per_step_ns) * 100 >=
+         static_cast<unsigned __int128>(g_thresholds.warn_min_step_share_pct) * step_ns;
 }
 
 const SyncThresholds& sync_thresholds() { return g_thresholds; }

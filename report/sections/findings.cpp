@@ -90,6 +90,17 @@ void write_findings(JsonWriter& w, const ReportContext& c) {
     w.member("gpu_idle_after_ns", f.gpu_idle_after_ns);
     w.member("gpu_idle_after_per_step_ns", f.steps ? f.gpu_idle_after_ns / f.steps : 0);
     w.member("share_of_wall", JsonFixed{c.wall_ns ? static_cast<double>(f.blocked_ns) / c.wall_ns : 0.0, 4});
+    // Its price (docs/findings.md, "What a finding costs"): the step, the loop's share it blocked,
+    // and the step time the program would save without it; 0 for a process-wide finding.
+    w.member("step_ns", f.step_ns);
+    w.member("share_of_loop", JsonFixed{f.loop_share(), 4});
+    w.member("predicted_saving_per_step_ns", f.saving_per_step_ns);
+    w.member("saving_share_of_step", JsonFixed{f.step_share(), 4});
+    w.key("also");
+    {
+      auto also = w.array();
+      for (FindingId id : f.also) w.value(finding_info(id).name);
+    }
     w.member("fix", f.fix());
     w.key("sites");
     auto sites = w.array();

@@ -34,6 +34,9 @@ with tempfile.TemporaryDirectory() as out:
     p = subprocess.run([cli, "report", runs], capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"),
                        timeout=60)
     got = p.stdout.replace(runs, "<RUNS>")
+    # --verbose: every library, and the settings the environment gave (issue 33, item 5).
+    verbose = subprocess.run([cli, "report", "--verbose", runs], capture_output=True, text=True,
+                             env=dict(os.environ, NO_COLOR="1"), timeout=60).stdout
     # The page shows the same GPU-time numbers (the gpu_time section, docs/gpu-time.md).
     page = os.path.join(out, "page.html")
     h = subprocess.run([cli, "report", "--html", page, runs], capture_output=True, text=True, timeout=60)
@@ -52,12 +55,19 @@ if got != want:
                   "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden", "now")))
 # What the golden file must hold whatever it is regenerated from (issue 21).
 for needed in ("command: /nonexistent/build/bin/cap_paths", "out of memory:", "the first: cuMemAlloc_v2 of 4.0 MiB",
-               "at cap_paths+0x1524", "live at exit: 72.0 MiB in 3 allocations", "libraries:", "in LD_LIBRARY_PATH",
-               "policy: memory cap 10485760", "MEM_CAP from CUDASHIM_MEM_CAP", "pool: on", "backtrace of the faulting thread",
+               "at cap_paths+0x1524", "live at exit: 72.0 MiB in 3 allocations",
+               "libraries: 2 CUDA libraries, one runtime 13.0, consistent (the list: --verbose, or the report)",
+               "policy: memory cap 10485760", "pool: on", "backtrace of the faulting thread",
                "the process crashed (SIGSEGV", "GPU 0: idle 94% of the steady state (30 NVML samples",
                "warning: [gpu.idle] device 0:", "(host-bound)"):
     if needed not in got:
         errors.append(f"the summary lacks '{needed}'")
+# One screen: the environment's settings and the list of agreeing libraries only with --verbose.
+if "MEM_CAP from CUDASHIM_MEM_CAP" in got or "in LD_LIBRARY_PATH" in got:
+    errors.append("without --verbose the summary names settings from the environment or lists agreeing libraries")
+for needed in ("  libraries:\n", "in LD_LIBRARY_PATH", "MEM_CAP from CUDASHIM_MEM_CAP"):
+    if needed not in verbose:
+        errors.append(f"the --verbose summary lacks {needed!r}")
 if 'id="gpu-time-table"' not in html or 'data-pid="602" data-device="0" data-idle="0.936"' not in html or \
         "host-bound" not in html or 'id="gpu-time-none"' in html:
     errors.append(f"the page has no GPU-time row for pid 602 (report --html exit {h.returncode}: {h.stderr[-300:]})")

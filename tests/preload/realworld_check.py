@@ -102,7 +102,10 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
     corpus = os.path.join(tmp, "corpus.json")
     with open(corpus, "w") as f:
         json.dump(CORPUS, f)
-    env = dict(os.environ, LD_LIBRARY_PATH=fake, CORPUS_TEST_CUDART=cudart, CUDASHIM_LOG_LEVEL="error")
+    # The double's syncs wait 300 us: the planted read-back costs a step time worth a warning
+    # (sync.warn_min_saving_us, docs/findings.md "What a finding costs").
+    env = dict(os.environ, LD_LIBRARY_PATH=fake, CORPUS_TEST_CUDART=cudart, CUDASHIM_LOG_LEVEL="error",
+               FAKECUDA_SYNC_DELAY_US="300")
     out_json = os.path.join(tmp, "result.json")
     p, _ = run_check(["--corpus", corpus, "--cli", f"built={cli_folder}", "--cli", "missing=/nonexistent/cudashim",
                       "--cli", f"wheel={wheel_of(cli_folder, tmp)}", "--baseline", "--out", os.path.join(tmp, "runs"),

@@ -1,0 +1,40 @@
+"""habit_pageable.py: a batch copied with non_blocking=True from pageable memory every step
+
+Clean: the batch copied from pinned memory (pin_memory())
+Planted: the same copy from an unpinned tensor (expected: copy.async-from-pageable at the line marked PLANTED).
+Both: a step of GPU work (six chained 4096x4096 bf16 matmuls, about 2 ms on the H200), then
+1 ms of the host's own work (harness.host_work); `--alternate R` is the price benchmark's form
+(price_bench.py: fixed and planted blocks in turn, timed).
+"""
+from harness import BlockClock, alternate_arg, done, host_work, need_torch_cuda, parse
+
+args = parse(__doc__.splitlines()[0], steps=100, extra=alternate_arg)
+torch = need_torch_cuda()
+torch.manual_seed(0)
+w = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16) / 64
+x0 = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+total = torch.zeros((), device="cuda")
+host_batch = torch.randn(2048, 4096)
+pinned_batch = host_batch.pin_memory()
+
+def step(planted):
+    x = x0
+    for _ in range(6):
+        x = torch.tanh(x @ w)
+    loss = x.float().pow(2).mean()
+    if planted:
+        batch = host_batch.to("cuda", non_blocking=True)  # PLANTED
+    else:
+        batch = pinned_batch.to("cuda", non_blocking=True)
+    loss = loss + 0 * batch[0, 0]
+    total.add_(loss.detach())
+    host_work(1.0)
+
+
+clock = BlockClock("habit_pageable", args)
+for planted, steps in clock.blocks():
+    for _ in range(steps):
+        step(planted)
+    torch.cuda.synchronize()  # a block's end: one visit a block, not in the loop
+clock.write()
+done("habit_pageable", args, mean_loss=round(total.item() / max(1, args.steps), 4))
