@@ -63,6 +63,32 @@ bool process_start(int pid, uint64_t& start, uint32_t& uid) {
   return true;
 }
 
+// A record written inside a container names the process by its pid there; with hostPID the
+// exporter sees the host's. The host pid of the process that started at `start` and whose
+// innermost pid (the last of /proc/<pid>/status's NSpid) is `ns_pid`, or 0.
+int host_pid_of(int ns_pid, uint64_t start) {
+  DIR* d = opendir("/proc");
+  if (d == nullptr) return 0;
+  int found = 0;
+  while (const dirent* e = readdir(d)) {
+    const int pid = std::atoi(e->d_name);
+    uint64_t s = 0;
+    uint32_t uid = 0;
+    if (pid <= 0 || pid == ns_pid || !process_start(pid, s, uid) || s != start) continue;
+    const std::string status = read_small(fmt::format("/proc/{}/status", pid), 4096);
+    const size_t at = status.find("\nNSpid:");
+    if (at == std::string::npos) continue;
+    const std::string line = status.substr(at + 8, status.find('\n', at + 8) - at - 8);
+    const size_t last = line.find_last_of(" \t");
+    if (std::atoi(line.c_str() + (last == std::string::npos ? 0 : last + 1)) == ns_pid) {
+      found = pid;
+      break;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
 // The values of `r` that no process could have: the reason, or "".
 std::string absurd_values(const FleetRecord& r) {
   if (r.state != static_cast<uint32_t>(FleetState::running) && r.state != static_cast<uint32_t>(FleetState::exited))
@@ -278,6 +304,7 @@ struct Exporter {
   std::map<std::string, std::string> said;          // file -> the last reason it was skipped (said once)
   std::map<std::string, time_t> finished_since;     // file -> when its process was first seen ended
   std::deque<ServedRecord> finished;                // reaped, for the textfile
+  std::map<std::string, int> host_pids;             // file -> the host pid of a container's process (0: none)
   uint64_t scrapes = 0, skipped = 0;
 };
 
@@ -320,7 +347,12 @@ std::vector<ServedRecord> scan(Exporter& e) {
     }
     uint64_t start = 0;
     uint32_t uid = 0;
-    const bool exists = process_start(s.rec.pid, start, uid) && start == s.rec.start_ticks;
+    bool exists = process_start(s.rec.pid, start, uid) && start == s.rec.start_ticks;
+    if (!exists) {  // in another pid namespace (a container)? its host pid, found once
+      auto hp = e.host_pids.find(name);
+      int host = hp != e.host_pids.end() ? hp->second : (e.host_pids[name] = host_pid_of(s.rec.pid, s.rec.start_ticks));
+      exists = host > 0 && process_start(host, start, uid) && start == s.rec.start_ticks;
+    }
     if (exists && uid != s.rec.uid) {
       ++e.skipped;
       why = fmt::format("pid {} belongs to uid {}, not to the record's uid {}", s.rec.pid, uid, s.rec.uid);
@@ -336,6 +368,7 @@ std::vector<ServedRecord> scan(Exporter& e) {
       if (!exists && now - since >= e.o.keep_exited_s) {
         if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) {
           e.finished.push_back(s);
+          e.host_pids.erase(name);
           if (e.finished.size() > kMaxFinished) e.finished.pop_front();
           reaped = true;
         }
@@ -462,7 +495,7 @@ int run_exporter(const ExporterOptions& options) {
                "first CUDA call, or create it: mkdir -m 1777 {}\n", o.dir, std::strerror(errno ? errno : ENOTDIR), o.dir);
     return 3;
   }
-  Exporter e{o, {}, {}, {}, {}, 0, 0};
+  Exporter e{o, {}, {}, {}, {}, {}, 0, 0};
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   e.hostname = host;
