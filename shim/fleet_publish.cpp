@@ -166,7 +166,8 @@ void fill_gpu_time(FleetRecord& r, uint64_t blocked_ns, uint64_t launches) {
                                         g_fleet->start_mono_ns, now);
   for (const auto& d : devices) {
     for (FindingId f : d.findings) add_finding(r, finding_info(f).name, finding_info(f).severity, 0, 0);
-    if (d.steady.samples == 0) continue;
+    // A share from too few samples ("unknown") would be served as a fact on a dashboard.
+    if (d.steady.samples == 0 || std::strcmp(d.diagnosis, "unknown") == 0) continue;
     for (uint32_t k = 0; k < r.device_count; ++k) {
       FleetDevice& fd = r.devices[k];
       if (fd.ordinal != d.device) continue;
