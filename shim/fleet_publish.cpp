@@ -244,6 +244,7 @@ void fleet_configure(const policy::Settings& s, const recorder::ProcessInfo& inf
   Publisher& f = *g_fleet;
   f = Publisher{};
   g_fleet_final.store(false);
+  g_fleet_busy.store(false);  // a child forked during its parent's publish: that publish is not here
   f.dir = resolve_dir(s.fleet_dir);
   if (f.dir.empty()) return;
   FleetRecord& r = f.rec;
