@@ -5,8 +5,9 @@ A real Prometheus (Debian's package, scripts/setup.sh --tests) scrapes `cudashim
 loopback every second while test-double programs run under the shim; the series read back
 through Prometheus's own query API (/api/v1/query) must equal what each program's own JSON
 report says: its findings' calls and blocked time, its out-of-memory results and cap denials,
-its peak device memory and cap, its Slurm job and rank. A process that never calls CUDA
-publishes nothing. `promtool check metrics` validates the exposition (its only complaint may be
+its peak device memory and cap, its Slurm job and rank. One job runs long enough (150 ms syncs)
+that Prometheus must see it running (cudashim_process_running 1) before it ends. A process that
+never calls CUDA publishes nothing. `promtool check metrics` validates the exposition (its only complaint may be
 the camelCase of dcgm-exporter's own label names, UUID, modelName and Hostname, kept so that
 dashboards join; renamed, it must pass clean). PLOT_JSON, when given, receives the query
 results docs/fleet.md's figure is drawn from (tests/fleet/render_dashboard.py).
@@ -41,13 +42,17 @@ def query(port, q):
     return body["data"]["result"]
 
 
-def run_job(shim, fake, prog, mode, fleet, out, env_extra):
+def start_job(shim, fake, prog, mode, fleet, out, env_extra, delay_us=DELAY_US):
     env = dict(os.environ, LD_PRELOAD=shim, LD_LIBRARY_PATH=fake, CUDASHIM_OUT=out, CUDASHIM_FLEET_DIR=fleet,
-               CUDASHIM_SUMMARY="0", FAKECUDA_SYNC_DELAY_US=str(DELAY_US), **env_extra)
+               CUDASHIM_SUMMARY="0", FAKECUDA_SYNC_DELAY_US=str(delay_us), **env_extra)
     for k in ("SLURM_JOB_ID", "SLURM_STEP_ID", "RANK", "LOCAL_RANK", "SLURM_PROCID", "POD_NAME", "POD_NAMESPACE"):
         if k not in env_extra:
             env.pop(k, None)
-    p = subprocess.Popen([prog, mode], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([prog, mode], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run_job(shim, fake, prog, mode, fleet, out, env_extra, started=None):
+    p = started or start_job(shim, fake, prog, mode, fleet, out, env_extra)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 0, f"{mode}: exit {p.returncode}: {err[-800:]}"
     reps = [f for f in glob.glob(os.path.join(out, "cudashim-*.json")) if re.search(rf"-{p.pid}(-r\d+)?\.json$", f)]
@@ -140,6 +145,9 @@ def main():
             log = open(os.path.join(tmp, "prometheus.log"), "w")
             procs.append(subprocess.Popen([prometheus, f"--config.file={cfg}", f"--storage.tsdb.path={tsdb}",
                                            f"--web.listen-address=127.0.0.1:{prom_port}"], stdout=log, stderr=log))
+            # a live job: its syncs take 150 ms each (40 steps, about 6 s), so Prometheus
+            # scrapes its record while it runs (cudashim_process_running 1, calls growing)
+            live = start_job(shim, fake, prog, "readback", fleet, out, {"SLURM_JOB_ID": "live"}, delay_us=150000)
             # the jobs: a scalar read-back loop (Slurm job 4711, rank 1), a cap hit (job 4712),
             # and a process that never calls CUDA (no record)
             jobs = {
@@ -149,10 +157,16 @@ def main():
                                            {"SLURM_JOB_ID": "4712", "CUDASHIM_MEM_CAP": "10MiB"}),
             }
             subprocess.run(["/bin/true"], env=dict(os.environ, LD_PRELOAD=shim, CUDASHIM_FLEET_DIR=fleet), check=True)
+            running = wait_for(prom_port, 'cudashim_process_running{slurm_job_id="live"} == 1', 1, time.time() + 30)
+            if live.poll() is not None:
+                errors.append("the live job ended before Prometheus saw it running: the test proves nothing live")
+            elif running[0]["metric"]["pid"] != str(live.pid):
+                errors.append(f"the running series is not the live job's: {running}")
+            jobs["live"] = run_job(shim, fake, prog, "readback", fleet, out, {}, started=live)
             records = sorted(os.listdir(fleet))
-            if len(records) != 2:
-                errors.append(f"runtime folder holds {records}, expected one record per CUDA process (2)")
-            wait_for(prom_port, "cudashim_cuda_calls_total", 2, time.time() + 40)
+            if len(records) != 3:
+                errors.append(f"runtime folder holds {records}, expected one record per CUDA process (3)")
+            wait_for(prom_port, 'cudashim_process_running{slurm_job_id=~"4711|4712|live"} == 0', 3, time.time() + 30)
             for job, (pid, rep) in jobs.items():
                 compare(prom_port, job, pid, rep, errors)
             got = query(prom_port, 'cudashim_finding_calls{slurm_job_id="4711",finding="sync.scalar-readback"}')
