@@ -301,7 +301,7 @@ namespace {
 struct Exporter {
   const ExporterOptions& o;
   std::string hostname;
-  std::map<std::string, std::string> said;          // file -> the last reason it was skipped (said once)
+  std::map<std::string, std::string> said;          // file -> the reason it was skipped (said once while it stays)
   std::map<std::string, time_t> finished_since;     // file -> when its process was first seen ended
   std::deque<ServedRecord> finished;                // reaped, for the textfile
   std::map<std::string, int> host_pids;             // file -> the host pid of a container's process (0: none)
@@ -333,6 +333,10 @@ std::vector<ServedRecord> scan(Exporter& e) {
   const time_t now = time(nullptr);
   bool reaped = false;
   std::map<std::string, time_t> still_finished;
+  std::map<std::string, std::string> said_before;  // only the files still there are remembered
+  said_before.swap(e.said);
+  std::map<std::string, int> host_pids;
+  host_pids.swap(e.host_pids);
   e.skipped = 0;
   while (const dirent* ent = readdir(d)) {
     const std::string name = ent->d_name;
@@ -341,7 +345,7 @@ std::vector<ServedRecord> scan(Exporter& e) {
     std::string why;
     if (!read_fleet_record(dirfd, name, s.rec, why)) {
       ++e.skipped;
-      if (e.said[name] != why) fmt::print(stderr, "cudashim exporter: skipped {}/{}: {}\n", e.o.dir, name, why);
+      if (said_before[name] != why) fmt::print(stderr, "cudashim exporter: skipped {}/{}: {}\n", e.o.dir, name, why);
       e.said[name] = why;
       continue;
     }
@@ -349,18 +353,18 @@ std::vector<ServedRecord> scan(Exporter& e) {
     uint32_t uid = 0;
     bool exists = process_start(s.rec.pid, start, uid) && start == s.rec.start_ticks;
     if (!exists) {  // in another pid namespace (a container)? its host pid, found once
-      auto hp = e.host_pids.find(name);
-      int host = hp != e.host_pids.end() ? hp->second : (e.host_pids[name] = host_pid_of(s.rec.pid, s.rec.start_ticks));
+      auto hp = host_pids.find(name);
+      const int host = hp != host_pids.end() ? hp->second : host_pid_of(s.rec.pid, s.rec.start_ticks);
+      e.host_pids[name] = host;
       exists = host > 0 && process_start(host, start, uid) && start == s.rec.start_ticks;
     }
     if (exists && uid != s.rec.uid) {
       ++e.skipped;
       why = fmt::format("pid {} belongs to uid {}, not to the record's uid {}", s.rec.pid, uid, s.rec.uid);
-      if (e.said[name] != why) fmt::print(stderr, "cudashim exporter: skipped {}/{}: {}\n", e.o.dir, name, why);
+      if (said_before[name] != why) fmt::print(stderr, "cudashim exporter: skipped {}/{}: {}\n", e.o.dir, name, why);
       e.said[name] = why;
       continue;
     }
-    e.said.erase(name);
     s.alive = exists;
     if (!exists || s.rec.state == static_cast<uint32_t>(FleetState::exited)) {
       auto it = e.finished_since.find(name);
@@ -368,7 +372,6 @@ std::vector<ServedRecord> scan(Exporter& e) {
       if (!exists && now - since >= e.o.keep_exited_s) {
         if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) {
           e.finished.push_back(s);
-          e.host_pids.erase(name);
           if (e.finished.size() > kMaxFinished) e.finished.pop_front();
           reaped = true;
         }
