@@ -19,8 +19,8 @@ OUT=${OUT:-/tmp/cudashim-fleet}
 CLI=${CLI:?CLI: the cudashim executable}
 PROM=${PROM:-.carry/gpu/prometheus/prometheus}
 JOB_S=${FLEET_JOB_S:-45}
-CLEAN=${FLEET_CLEAN:-python3 gpu/realworld/dataloader_workers.py --steps 1000000}
-PLANTED=${FLEET_PLANTED:-python3 gpu/realworld/dataloader_workers.py --planted --steps 1000000}
+CLEAN=${FLEET_CLEAN:-python3 gpu/realworld/dataloader_workers.py --steps 20000}
+PLANTED=${FLEET_PLANTED:-python3 gpu/realworld/dataloader_workers.py --planted --steps 20000}
 [ -x "$PROM" ] || { echo "run_fleet: no Prometheus at $PROM (copy .deps/prometheus/usr/bin/prometheus there)" >&2; exit 1; }
 mkdir -p "$OUT/records" "$OUT/tsdb"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
