@@ -21,6 +21,10 @@
 #              time against the profiler's (issue 20; not in the default STEPS: STEPS=precise)
 #   joblimits/ gpu/run_job_limits.sh: small thread stacks, a file-size limit and forked children in a
 #              torch job, with and without the shim (issue 37; not in the default STEPS: STEPS=joblimits)
+#   fleet/     gpu/run_fleet.sh: a real Prometheus scrapes `cudashim exporter` while a real torch job and
+#              its planted form run under the shim; what Prometheus returned for the idle share and
+#              the findings, beside each job's report (issue 34; not in the default STEPS: STEPS=fleet;
+#              needs .carry/gpu/prometheus/prometheus; about 75 s)
 #   doctor/    `cudashim doctor` on the host's torch site-packages: exit status, first screen,
 #              --json (issue 21)
 #   siteoverhead.md  bench/python_site_overhead.py: a hooked sync from Python, f064834's preload
@@ -79,6 +83,12 @@ if step joblimits; then  # not in the default STEPS: issue 37's job-side defects
   say "== joblimits: gpu/run_job_limits.sh"
   OUT=$OUT/joblimits CLI=$CLI timeout -k 5 300 bash gpu/run_job_limits.sh > "$OUT/joblimits.log" 2>&1
   say "joblimits: exit $?"; tail -n 5 "$OUT/joblimits.log"
+fi
+
+if step fleet; then  # not in the default STEPS: issue 34's exporter scraped by a real Prometheus
+  say "== fleet: gpu/run_fleet.sh"
+  OUT=$OUT/fleet CLI=$CLI timeout -k 5 150 bash gpu/run_fleet.sh > "$OUT/fleet.log" 2>&1
+  say "fleet: exit $?"; tail -n 3 "$OUT/fleet.log"
 fi
 
 if step jaxstudy; then  # not in the default STEPS: which JAX threads sync, and what the main thread does then

@@ -30,7 +30,7 @@ void stream_ensure_started();
 // background work such as re-reading the library inventory after a dlopen.
 void stream_set_tick(void (*fn)());
 
-// Adds one more such function, run after the one of stream_set_tick (at most 3 more; false
+// Adds one more such function, run after the one of stream_set_tick (at most 6 more; false
 // when full): the GPU sampler (shim/gpu_sampler.cpp). Set before the first call.
 bool stream_add_tick(void (*fn)());
 

@@ -115,6 +115,15 @@ if [ ! -f /usr/local/cuda/include/cuda.h ]; then
   fetch_wheel "nvidia-cuda-crt==13.0.88" cu130       # crt/host_defines.h, which cuda_runtime_api.h includes (0.1 MB)
 fi
 
+# Prometheus and promtool for the fleet test (tests/fleet/prometheus_test.py): Debian's own
+# package, unpacked without root into .deps/prometheus (its binaries are static Go programs).
+if ((TESTS)) && [ ! -x "$DEPS/prometheus/usr/bin/prometheus" ]; then
+  echo "setup: fetching Debian's prometheus package (into .deps/prometheus)"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get download prometheus >/dev/null 2>&1) && dpkg -x "$tmp"/prometheus_*.deb "$DEPS/prometheus"
+  rm -rf "$tmp"
+fi
+
 # Pinned wheels for the realbin scenarios (tests/realbin/), each unpacked into its own prefix
 # under .deps/realbin: name==version=prefix. cuSPARSE 12.2.0.103 (CUDA 12.3) calls
 # __nvJitLink*_12_3: beside it (its RUNPATH $ORIGIN/../../nvjitlink/lib) the nvJitLink it

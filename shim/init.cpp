@@ -37,6 +37,7 @@
 #include "report/trace.h"
 #include "shim/cudashim.h"
 #include "shim/first_use.h"
+#include "shim/fleet_publish.h"
 #include "shim/cupti_collector.h"
 #include "shim/gpu_sampler.h"
 #include "shim/library_watch.h"
@@ -156,6 +157,7 @@ void setup_process() {
   torch_counters_configure(s.torch_counters);
   gpu_sampler_configure(s);
   cupti_configure(s);
+  fleet_configure(s, *g_info);
   if (const char* lb = std::getenv("CUDA_LAUNCH_BLOCKING"); lb != nullptr && std::strcmp(lb, "1") == 0)
     recorder::count_event(recorder::Event::launch_blocking_env);
   const auto applied = policy::apply_framework_env(s);
@@ -202,6 +204,7 @@ void after_fork_child() {
     if (!g_inert.load()) {
       recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
       recorder::stream_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
+      fleet_configure(policy::process_settings(), *g_info);
     }
     g_start_ticks = now_ticks();
   }
@@ -278,6 +281,7 @@ __attribute__((constructor)) void cudashim_start() {
   recorder::stream_add_tick(cupti_tick);
   recorder::stream_add_tick(wait_sampler_tick);
   recorder::stream_add_tick(judge_pending_sites);  // the live findings' lines (shim/sync_observer.h)
+  recorder::stream_add_tick(fleet_tick);           // the live fleet record (shim/fleet_publish.h)
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }
@@ -288,7 +292,11 @@ __attribute__((constructor)) void cudashim_start() {
 // signal's deadline is spent on it first.
 void write_final_outputs() {
   judge_pending_sites();  // the live lines still due, before the summary and the stream's last line
-  if (!g_report_enabled || g_out_dir == nullptr || g_info == nullptr || !recorder::has_activity()) return;
+  if (g_info == nullptr || !recorder::has_activity()) return;
+  if (!g_report_enabled || g_out_dir == nullptr) {
+    fleet_final(nullptr);
+    return;
+  }
   const std::string path = default_report_path(*g_out_dir, *g_info);
   library_watch_final();  // its last library events go into the stream before the exit line
   cupti_finish();         // CUPTI's last records, before the report reads them
@@ -312,23 +320,7 @@ void write_final_outputs() {
     } catch (...) {
     }
   }
-  if (g_summary_enabled && evaluated) {
-    try {
-      bool any_warning = false;  // only info findings: an info line, below the default level
-      std::string summary =
-          report::findings_summary_text(findings, monotonic_ns() - g_info->start_mono_ns, &any_warning);
-      const std::string idle = gpu ? report::gpu_idle_summary_text(gpu->devices) : std::string();
-      any_warning = any_warning || !idle.empty();  // gpu.idle is a warning
-      summary += idle;
-      if (!summary.empty()) {
-        // What cudashim itself cost, under the findings (issue 33.4; the report's self_cost).
-        const std::string all = summary + report::self_cost_text(monotonic_ns() - g_info->start_mono_ns);
-        log_message(any_warning ? LogLevel::warn : LogLevel::info, "findings for pid {}, by blocked time (details: {}):\n{}",
-                    g_info->pid, path, all.substr(0, all.size() - 1));
-      }
-    } catch (...) {
-    }
-  }
+  fleet_final(evaluated ? &findings : nullptr);  // the record's last state, the same findings as the report
   const int rc = write_report_to(path, evaluated ? &findings : nullptr, gpu.get());
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,

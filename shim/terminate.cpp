@@ -205,4 +205,9 @@ void termination_before_image_ends() {
   request_outputs(kNoSignal, kTermDeadlineMs);
 }
 
+int termination_signal() {
+  const int sig = g_signal.load();
+  return sig > 0 ? sig : 0;
+}
+
 }  // namespace cudashim::shim

@@ -29,6 +29,8 @@ void termination_write_once();
 
 // In a forked child: nothing written yet for this process.
 void termination_after_fork();
+// The signal whose end is writing the outputs (SIGTERM, SIGABRT, ...), 0 for a normal exit or _exit.
+int termination_signal();
 
 // Async-signal-safe, for a process about to send itself SIGTERM, SIGINT or SIGHUP under its
 // default action (kill(getpid(), sig): shim/exit_hooks.cpp). CPython leaves that way after

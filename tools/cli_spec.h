@@ -74,6 +74,19 @@ inline constexpr OptionSpec kOptionsOptions[] = {
 inline constexpr OptionSpec kFindingsOptions[] = {
     {"--markdown", nullptr, ValueKind::text, "a Markdown table (docs/findings.md)"},
 };
+inline constexpr OptionSpec kExporterOptions[] = {
+    {"--dir", "DIR", ValueKind::dir,
+     "the runtime folder of the fleet records (default: fleet.dir's auto: $XDG_RUNTIME_DIR/cudashim, else /run/cudashim)"},
+    {"--listen", "ADDR", ValueKind::text, "the IPv4 address to serve on (default 0.0.0.0; 127.0.0.1: this node only)"},
+    {"--port", "PORT", ValueKind::text, "the TCP port of /metrics (default 9401, beside dcgm-exporter's 9400; 0: any free one)"},
+    {"--textfile", "DIR", ValueKind::dir,
+     "node_exporter's textfile-collector folder: DIR/cudashim.prom holds the last values of the finished jobs"},
+    {"--keep-exited", "SECONDS", ValueKind::text,
+     "serve a finished process's last record this long, then reap it (default 60)"},
+    {"--once", nullptr, ValueKind::text, "print the exposition once on stdout and exit (promtool check metrics reads it)"},
+    {"--nvidia-gpus", "DIR", ValueKind::dir,
+     "the driver's per-GPU folders, for NVML's index and UUID of each bus id (default /proc/driver/nvidia/gpus)"},
+};
 inline constexpr OptionSpec kHelpOptions[] = {
     {"--markdown", nullptr, ValueKind::text, "every command as Markdown (docs/cli.md)"},
 };
@@ -116,6 +129,17 @@ inline constexpr CommandSpec kCommands[] = {
      "environment) with where each value came from, and every error.\n"
      "Exit status: 0 when the policy is valid; 78 when it is not (the status a process would stop with).",
      {}},
+    {"exporter", "", Operands::none, ValueKind::text,
+     "serve the node's live per-process records to Prometheus (/metrics)",
+     "Reads the fleet records the preload library writes in the node's runtime folder (fleet.dir, docs/fleet.md) "
+     "and serves them over HTTP in Prometheus's text format: one series per process and GPU, with dcgm-exporter's "
+     "labels (gpu, UUID, pod, namespace, container) and the job's (slurm_job_id, slurm_step, rank). A bad file in "
+     "the folder (cut, hostile, of a newer version, a link, of another user) is named once on stderr and skipped. "
+     "Records of ended processes are served --keep-exited seconds, then removed (and written to --textfile). Runs "
+     "until SIGTERM or SIGINT; needs no root when the folder is the user's.\n"
+     "Exit status: 0 after SIGTERM or SIGINT (or --once); 2 a bad option value; 3 when the folder or the port "
+     "cannot be used.",
+     kExporterOptions},
     {"hooks", "", Operands::none, ValueKind::text, "list every interposed ABI symbol and what is recorded for it", "",
      kHooksOptions},
     {"options", "", Operands::none, ValueKind::text,

@@ -17,6 +17,7 @@
 #include "tools/cli_man.h"
 #include "tools/cli_parse.h"
 #include "tools/doctor.h"
+#include "tools/fleet_exporter.h"
 #include "tools/html_report.h"
 #include "tools/json_output.h"
 #include "tools/rank_compare.h"
@@ -152,6 +153,29 @@ bool read_count(const cudashim::tools::ParsedArgs& args, const char* name, int& 
   return false;
 }
 
+// `cudashim exporter`: the options read, then tools/fleet_exporter.h.
+int cmd_exporter(const cudashim::tools::ParsedArgs& args) {
+  cudashim::tools::ExporterOptions o;
+  o.dir = args.value("--dir");
+  o.listen = args.value("--listen", o.listen);
+  o.textfile = args.value("--textfile");
+  o.once = args.has("--once");
+  o.nvidia_gpus = args.value("--nvidia-gpus", o.nvidia_gpus);
+  auto whole = [&](const char* name, int max, int& out) {
+    const std::string v = args.value(name);
+    if (!v.empty() && v.size() <= 6 && v.find_first_not_of("0123456789") == std::string::npos && std::stoi(v) <= max) {
+      out = std::stoi(v);
+      return true;
+    }
+    fmt::print(stderr, "cudashim exporter: {} '{}' is not a whole number from 0 to {}\n", name,
+               cudashim::policy::printable(v, 40), max);
+    return false;
+  };
+  if (args.has("--port") && !whole("--port", 65535, o.port)) return cudashim::tools::kUsageExit;
+  if (args.has("--keep-exited") && !whole("--keep-exited", 86400, o.keep_exited_s)) return cudashim::tools::kUsageExit;
+  return cudashim::tools::run_exporter(o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,6 +251,7 @@ int main(int argc, char** argv) {
     }
     return run_doctor(doctor);
   }
+  if (cmd == "exporter") return cmd_exporter(args);
   if (cmd == "hooks") return cmd_hooks(args.has("--names"), args.has("--markdown"));
   if (cmd == "options") return cmd_options(args.has("--markdown"));
   if (cmd == "findings") return cmd_findings(args.has("--markdown"));
