@@ -150,22 +150,18 @@ void add_finding(FleetRecord& r, const char* id, Severity sev, uint64_t count, u
   f.count = count, f.blocked_ns = blocked_ns;
 }
 
-// The GPU time of each device so far (NVML's samples), as the report's gpu_time section
-// computes it at exit; its gpu.* findings are added to the record's.
-void fill_gpu_time(FleetRecord& r, uint64_t blocked_ns, uint64_t launches) {
-  policy::HostActivity host;
+// The GPU time of each device so far, decided as the report decides it at exit
+// (policy::evaluate_gpu_time: NVML's samples, the idle split and its diagnosis); its gpu.*
+// findings are added to the record's.
+void fill_gpu_time(FleetRecord& r, const std::vector<Finding>& runtime) {
+  const auto totals = std::make_unique<recorder::CounterTotals>();  // large: not on the flush thread's stack
+  recorder::sum_slots(*totals);
   const uint64_t now = monotonic_ns();
-  host.wall_ns = now - g_fleet->start_mono_ns, host.blocked_ns = blocked_ns, host.launches = launches;
-  const policy::TickSpan loop = policy::steady_loop_span();
-  if (loop.last > loop.first) {
-    const uint64_t now_t = now_ticks();
-    auto mono = [&](uint64_t t) { return now - std::min(now, ticks_to_ns(now_t > t ? now_t - t : 0)); };
-    host.loop_from_ns = mono(loop.first), host.loop_to_ns = mono(loop.last);
-  }
-  const auto devices = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), host,
-                                        g_fleet->start_mono_ns, now);
+  const policy::GpuTimeResult gpu =
+      policy::evaluate_gpu_time(runtime, *totals, g_fleet->start_mono_ns, now - g_fleet->start_mono_ns);
+  const auto& devices = gpu.devices;
   for (const auto& d : devices) {
-    for (FindingId f : d.findings) add_finding(r, finding_info(f).name, finding_info(f).severity, 0, 0);
+    for (const Finding& f : d.findings) add_finding(r, f.info().name, f.severity(), 0, 0);
     // A share from too few samples ("unknown") would be served as a fact on a dashboard.
     if (d.steady.samples == 0 || std::strcmp(d.diagnosis, "unknown") == 0) continue;
     for (uint32_t k = 0; k < r.device_count; ++k) {
@@ -196,8 +192,7 @@ void fill_findings(FleetRecord& r, const std::vector<Finding>* given) {
   for (const Finding& f : inv.findings) add_finding(r, finding_info(f.id).name, f.severity(), 0, 0);
   r.values[static_cast<size_t>(FleetValue::library_findings)] = inv.findings.size();
   r.values[static_cast<size_t>(FleetValue::warnings)] = warnings;
-  fill_gpu_time(r, r.values[static_cast<size_t>(FleetValue::blocked_ns)],
-                r.values[static_cast<size_t>(FleetValue::launches)]);
+  fill_gpu_time(r, runtime);
 }
 
 // Writes the record: the temporary file, then the rename. Returns 0 or errno.
