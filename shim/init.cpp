@@ -320,6 +320,23 @@ void write_final_outputs() {
     } catch (...) {
     }
   }
+  if (g_summary_enabled && evaluated) {
+    try {
+      bool any_warning = false;  // only info findings: an info line, below the default level
+      std::string summary =
+          report::findings_summary_text(findings, monotonic_ns() - g_info->start_mono_ns, &any_warning);
+      const std::string idle = gpu ? report::gpu_idle_summary_text(gpu->devices) : std::string();
+      any_warning = any_warning || !idle.empty();  // gpu.idle is a warning
+      summary += idle;
+      if (!summary.empty()) {
+        // What cudashim itself cost, under the findings (issue 33.4; the report's self_cost).
+        const std::string all = summary + report::self_cost_text(monotonic_ns() - g_info->start_mono_ns);
+        log_message(any_warning ? LogLevel::warn : LogLevel::info, "findings for pid {}, by blocked time (details: {}):\n{}",
+                    g_info->pid, path, all.substr(0, all.size() - 1));
+      }
+    } catch (...) {
+    }
+  }
   fleet_final(evaluated ? &findings : nullptr);  // the record's last state, the same findings as the report
   const int rc = write_report_to(path, evaluated ? &findings : nullptr, gpu.get());
   if (rc != 0)
