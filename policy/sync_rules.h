@@ -21,16 +21,26 @@ struct SyncThresholds {
   uint64_t warn_min_step_share_pct = 1;  // sync.warn_min_step_share
 };
 
-// The predicted saving per step of a habit that blocked `blocked` and left the GPU idle `idle`
-// per step (docs/findings.md, "What a finding costs"). The program without it runs the host's
-// work after the sync under the GPU's instead of after it, so of the two only the smaller
-// disappears: blocked + idle minus their overlap, max(blocked, idle). A GPU-bound loop saves
-// the idle (the host's time after the sync), a host-bound one the blocked time. `idle_seen`
-// false (no drain measured at its sites: an allocator's free, a pageable copy): the blocked time.
-constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t idle, bool idle_seen) {
-  if (!idle_seen) return blocked;
-  return blocked < idle ? blocked : idle;
+// The predicted saving per step of a habit that blocked the host `blocked` per step, in a step of
+// `step` (0: unknown), on a GPU whose measured idle per step is `gpu_idle` (kNoGpuIdle: not
+// measured) (docs/findings.md, "What a finding costs"). With the habit a step is the host's own
+// time H = step - blocked plus the wait; without it the host queues the next step's work while
+// the GPU runs, so a step takes max(H, G), G the GPU's busy time per step. The saving is
+// step - max(H, G) = min(blocked, step - G): at most the blocked time, at most the host's own
+// time (the GPU was busy at least while the host waited, G >= blocked), and at most the GPU's
+// idle time per step (step - G), where NVML measured it over the steady state.
+inline constexpr uint64_t kNoGpuIdle = ~uint64_t{0};
+constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t step, uint64_t gpu_idle) {
+  uint64_t saving = blocked;
+  if (step > blocked && step - blocked < saving) saving = step - blocked;
+  if (gpu_idle < saving) saving = gpu_idle;
+  return saving;
 }
+
+// The GPU's idle share over the steady loop so far (NVML's device-wide samples; the busiest
+// device when several have a diagnosis), or a negative value when there are too few samples
+// to say (policy/rules/gpu_time_host.cpp).
+double steady_gpu_idle_share();
 
 // True when a priced finding is worth a warning: its saving per step reaches both floors
 // (sync.warn_min_saving_us, sync.warn_min_step_share of `step_ns`).

@@ -207,16 +207,24 @@ page's and `cudashim report`'s saving column.
   or memset: [gpu-time.md](gpu-time.md#sync-bound-idle-per-site)) are divided by them. Its
   *step* is the mean time between two visits of its costliest site; `share_of_loop` is its
   blocked time over the loop window.
-- **Predicted saving.** A step with a sync in it runs: the host queues the GPU's work, waits
-  for it to finish (blocked, `b`), then does its own work after the sync (reading a batch,
-  logging, Python) while the GPU has nothing queued (idle after, `i`). Without the sync the
-  host's work after it runs while the GPU is still busy, so the two overlap: the step loses
-  `b + i - max(b, i)` = **min(b, i)** per step. A GPU-bound loop (the host's work after the
-  sync shorter than the wait) saves the idle; a host-bound one saves the blocked time. Where
-  no drain was measured at its sites (an allocator's `cuMemFree`, a pageable async copy, which
-  block inside the call but leave no mark), the saving is the blocked time. A finding at two
-  lines of one step adds up; the saving of two findings in one step is not additive (removing
-  one sync moves the wait to the next).
+- **Predicted saving.** With the habit a step is the host's own time `H` (its work, its
+  launches) plus the time it waits (blocked, `b`): `step = H + b`. Without it the host queues
+  the next step while the GPU still runs, so a step takes `max(H, G)`, `G` the GPU's busy time
+  per step. The step loses `step - max(H, G)` = **min(b, step - b, GPU idle per step)**: at most
+  the wait; at most the host's own time (the GPU was busy at least while the host waited); and,
+  where NVML measured the steady state (a second or more of loop, the device's utilization
+  samples), at most the GPU's idle time per step (`(1 - busy share) x step`). A host-bound loop
+  saves the wait; a GPU-bound one (the GPU busy while the host launched too) saves only the GPU's
+  idle, often nothing. The GPU idle *after* its drains (`i`, to the next submitted work) is shown
+  but not used: a tiny kernel queued right after the sync (`total += loss`) ends that gap while
+  the GPU then idles through the host's work (on the H200 the read-backs of the price benchmark
+  showed 0.04 ms idle after against 1.0 ms saved, `gpu/results/2026-12-04-h200-session11`).
+  Where it is wrong: a loop shorter than NVML's steady state (the GPU term is then missing and
+  the saving can be too high for a GPU-bound loop); a step whose GPU work varies; several
+  threads; an allocator habit (`empty_cache()`), whose cost is also in the allocations that
+  follow at other sites (measured 1.5 ms against 0.9 ms predicted). A finding at two lines of one
+  step adds up; the savings of two findings in one step do not add (removing one sync moves the
+  wait to the next).
 - **Severity follows the price.** A finding whose row is a warning stays one only when its
   saving per step is at least `sync.warn_min_saving_us` (default 20 us) **and** at least
   `sync.warn_min_step_share` percent of its step (default 1 %); below either floor it is

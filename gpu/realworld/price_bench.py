@@ -4,8 +4,10 @@
 For each habit program of the corpus (habit_*.py, and the table HABITS below): one process under
 `cudashim run` that runs the program's fixed and planted forms in alternating timed blocks
 (`--alternate R`, harness.BlockClock: same process, same warm caches, fixed first), and one clean
-process under the shim. From the first: the report's predicted saving per step of the finding at
-the PLANTED line (findings[].predicted_saving_per_step_ns) against the measured difference, the
+process under the shim, and the planted form alone under the shim, as a user runs it. From that
+last one: the report's predicted saving per step of the finding at the PLANTED line
+(findings[].predicted_saving_per_step_ns; its GPU idle is the planted program's own, not a mix of
+both forms' blocks); from the first: the measured difference, the
 median over the R/2 pairs of (planted block's step time - the fixed block's before it). Noise: the
 largest distance of a pair's difference from that median. Verdict: `within` when the prediction is
 within +-25 % of the measured difference, `off` when not, `noise` when the measured difference is
@@ -144,7 +146,10 @@ def run_habit(cli, h, args, out):
     env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
     name = h["file"][:-3]
     runs = {}
-    for form, extra in (("alternate", ["--alternate", str(args.rounds)]), ("clean", [])):
+    # The prediction comes from the planted program run alone, as a user runs it (its report: the
+    # GPU's idle is its own, not a mix of fixed and planted blocks); the measurement from the
+    # alternating blocks of one process; clean quiet from the clean form.
+    for form, extra in (("alternate", ["--alternate", str(args.rounds)]), ("planted", ["--planted"]), ("clean", [])):
         rundir = os.path.join(out, "runs", name, form)
         os.makedirs(rundir, exist_ok=True)
         timing = os.path.join(rundir, "timing.json")
@@ -160,7 +165,7 @@ def run_habit(cli, h, args, out):
             with open(timing, encoding="utf-8") as f:
                 blocks = json.load(f).get("blocks", [])
         runs[form] = (reports, blocks)
-    return row_of(h, prog, line, runs["alternate"][0], runs["clean"][0], runs["alternate"][1])
+    return row_of(h, prog, line, runs["planted"][0], runs["clean"][0], runs["alternate"][1])
 
 
 def main():

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "policy/rules/gpu_time.h"
 #include "policy/sync_rules.h"
@@ -37,6 +38,18 @@ HostActivity host_activity(const std::vector<Finding>& findings, uint64_t wall_n
     h.loop_from_ns = mono(loop.first), h.loop_to_ns = mono(loop.last);
   }
   return h;
+}
+
+double steady_gpu_idle_share() {
+  const HostActivity host = host_activity({}, 0, 0, 0, 0);  // only its steady loop window is read here
+  if (host.loop_to_ns <= host.loop_from_ns) return -1;
+  double idle = -1;
+  for (const auto& d : gpu_time(recorder::gpu_util_samples(), {}, host, host.loop_from_ns, host.loop_to_ns)) {
+    if (std::string_view(d.diagnosis) == "unknown" || d.steady.samples == 0) continue;
+    const double share = 1.0 - std::min(1.0, std::max(0.0, d.steady.busy));
+    idle = idle < 0 ? share : std::min(idle, share);
+  }
+  return idle;
 }
 
 GpuTimeResult evaluate_gpu_time(const std::vector<Finding>& findings, const recorder::CounterTotals& totals,

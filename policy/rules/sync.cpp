@@ -276,7 +276,7 @@ void merge_same_line(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framew
 // Prices a runtime finding in the loop (docs/findings.md, "What a finding costs"): its step is
 // the mean time between visits of its costliest site, its saving predicted_saving_ns per step.
 // A warning whose saving is below the floor becomes info (above_warning_floor).
-void price(Finding& r, const Agg& a, uint64_t loop_ticks) {
+void price(Finding& r, const Agg& a, uint64_t loop_ticks, double gpu_idle_share) {
   if (r.steps == 0 || a.sites.empty()) return;
   // A waiter's site (sampled: jax.device_get) has samples, no blocked time: no price, and its
   // row's severity stays (docs/findings.md).
@@ -287,7 +287,10 @@ void price(Finding& r, const Agg& a, uint64_t loop_ticks) {
   const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
   const uint64_t visits = s.visits.load(std::memory_order_relaxed);
   if (last > first && visits > 1) r.step_ns = ticks_to_ns(last - first) / (visits - 1);
-  r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.idle_after_per_step_ns(), a.idle_after_count > 0);
+  const uint64_t gpu_idle = gpu_idle_share >= 0 && r.step_ns > 0
+                                ? static_cast<uint64_t>(gpu_idle_share * static_cast<double>(r.step_ns))
+                                : kNoGpuIdle;
+  r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.step_ns, gpu_idle);
   if (r.severity() == Severity::warning && !above_warning_floor(r.saving_per_step_ns, r.step_ns)) {
     r.severity_override = Severity::info;
     r.exact_fix = fmt::format("below the warning floor: it would save {:.3f} ms a step ({:.1f}% of the step; "
@@ -305,6 +308,7 @@ void for_each_finding(F&& f) {
   aggregate(agg, by_framework);
   merge_same_line(agg, by_framework);
   const uint64_t loop_ticks = loop_window_ticks();
+  const double gpu_idle_share = steady_gpu_idle_share();  // NVML's, for the price: the GPU's idle per step
   auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };
   auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
@@ -320,7 +324,7 @@ void for_each_finding(F&& f) {
     r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     if (a.also_pageable) r.also.push_back(FindingId::async_pageable);
-    price(r, a, loop_ticks);
+    price(r, a, loop_ticks, gpu_idle_share);
     f(std::move(r));
   };
   std::vector<int> order;

@@ -6,9 +6,11 @@ of "GPU" wait at a read-back (a 4-byte async copy into pageable memory and a str
 line, as cupy.asnumpy does), then HOST_MS of the host's own work before the next step's work.
 - host-bound (2 ms read-back, 10 ms host work): one finding at that line (sync.scalar-readback,
   `also` copy.async-from-pageable: one habit, one finding), a warning, about 2 ms blocked and
-  10 ms GPU idle after per step, and a predicted saving of min(blocked, idle) per step: the
-  blocked time; the exit summary prints the saving.
-- GPU-bound (5 ms read-back, 1 ms host work): the saving is the idle after, not the blocked time.
+  10 ms GPU idle after per step, and a predicted saving of min(blocked, host's own time per step):
+  the blocked time; the exit summary prints the saving.
+- wait-bound (5 ms read-back, 1 ms host work): the saving is min(blocked, step - blocked), here the
+  blocked time too: the double's wait is the host's sleep, no GPU runs beside the host, and its
+  NVML gives too few samples in a 0.5 s loop for the GPU-idle term (tests/unit: predicted_saving).
 - cheap (no delay): the same habit saves microseconds a step: info, its fix naming the floor; with
   both floors set to 0 (CUDASHIM_WARN_MIN_SAVING_US, CUDASHIM_WARN_MIN_STEP_SHARE) a warning again.
 """
@@ -77,7 +79,7 @@ def main():
         check(f["steps"] >= STEPS - 12, f"host-bound: steps {f['steps']}")
         check(2.0e6 <= bps <= 8.0e6, f"host-bound: blocked per step {bps} ns, expected 2 ms and more (a loaded machine)")
         check(ips >= 9.0e6, f"host-bound: GPU idle after per step {ips} ns, expected >= 9 ms")
-        check(save == min(bps, ips), f"host-bound: saving {save} ns is not min(blocked {bps}, idle {ips})")
+        check(save == min(bps, f["step_ns"] - bps), f"host-bound: saving {save} ns is not min(blocked {bps}, step - blocked)")
         check(11.5e6 <= f["step_ns"] <= 40e6, f"host-bound: step {f['step_ns']} ns, expected 12 ms and more")
         check(abs(f["saving_share_of_step"] - save / f["step_ns"]) < 1e-3, f"host-bound: share {f['saving_share_of_step']}")
         check(0 < f["share_of_loop"] < 0.5, f"host-bound: share of the loop {f['share_of_loop']}")
@@ -91,7 +93,8 @@ def main():
         f = fs[0]
         bps, ips, save = f["blocked_per_step_ns"], f["gpu_idle_after_per_step_ns"], f["predicted_saving_per_step_ns"]
         print(f"GPU-bound: {f['severity']}, blocked {bps / 1e6:.3f} ms + idle {ips / 1e6:.3f} ms, saving {save / 1e6:.3f} ms")
-        check(bps >= 5.0e6 and ips < bps and save == ips, f"GPU-bound: saving {save}, blocked {bps}, idle {ips}")
+        check(bps >= 5.0e6 and save == min(bps, f["step_ns"] - bps),
+              f"GPU-bound: saving {save}, blocked {bps}, step {f['step_ns']}: not min(blocked, step - blocked)")
         check(f["severity"] == "warning", f"GPU-bound: severity {f['severity']}")
     # cheap: below the floor, info; the floors at 0 make it a warning again
     p, reps = run(shim, fake, cudart, 0, 2)

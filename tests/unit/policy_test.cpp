@@ -17,6 +17,7 @@
 #include "policy/did_you_mean.h"
 #include "policy/printable.h"
 #include "policy/settings_load.h"
+#include "policy/sync_rules.h"
 #include "recorder/recorder.h"
 
 using namespace cudashim;
@@ -674,4 +675,24 @@ TEST_CASE("the settings table documents every setting", "[policy]") {
   const std::string md = settings_markdown();
   for (int i = 0; i < kSettings; ++i)
     CHECK(md.find(std::string("`CUDASHIM_") + kSettingRows[i].name + "`") != std::string::npos);
+}
+
+// The predicted saving of a blocking habit (policy/sync_rules.h, docs/findings.md "What a
+// finding costs"): step - max(host's own time, GPU busy) = min(blocked, step - blocked, GPU idle).
+TEST_CASE("predicted saving: the blocked time, bounded by the host's own time and the GPU's idle", "[policy]") {
+  using cudashim::policy::kNoGpuIdle;
+  using cudashim::policy::predicted_saving_ns;
+  // A 1 ms wait in a 2 ms step whose host work is 1 ms (the H200 price benchmark's read-backs):
+  // without it the host's 1 ms runs under the GPU's 1 ms: the step loses the wait.
+  CHECK(predicted_saving_ns(1000000, 2000000, kNoGpuIdle) == 1000000);
+  // GPU-bound: 95 ms of a 100 ms step waiting at .item(), the host launching for 5 ms: at most
+  // the host's own 5 ms can go ...
+  CHECK(predicted_saving_ns(95000000, 100000000, kNoGpuIdle) == 5000000);
+  // ... and NVML saw the GPU idle 1 % of the steady state (1 ms a step): the GPU was busy while
+  // the host launched too, so only its idle millisecond can go.
+  CHECK(predicted_saving_ns(95000000, 100000000, 1000000) == 1000000);
+  // Host-bound with the GPU's work overlapping: a 1 ms wait in a 5 ms step, GPU idle 0: nothing.
+  CHECK(predicted_saving_ns(1000000, 5000000, 0) == 0);
+  // No step known (a process-wide count): the blocked time.
+  CHECK(predicted_saving_ns(300000, 0, kNoGpuIdle) == 300000);
 }
