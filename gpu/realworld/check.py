@@ -64,6 +64,14 @@ CORPUS = [
 # A Python site: `FILE:LINE (FUNCTION)` (docs/report-schema.md, findings[].sites[].where); whatever a
 # later shim writes after the line (a framework's name, say) does not stop the file from being read.
 WHERE = re.compile(r"^(?P<file>.+?):(?P<line>\d+)(?=\s|$)")
+# A site inside an installed helper package names the user's line after it (issue 33.2):
+# `HELPER:LINE (fn), inside PKG, reached from your line FILE:LINE (fn)`: that line is the site's.
+REACHED = re.compile(r"reached from your line (?P<file>.+?):(?P<line>\d+)(?=\s|$)")
+
+
+def where_match(where):
+    """The user's FILE:LINE of a site's `where` (the line a helper was reached from, else its own), or None."""
+    return REACHED.search(where) or WHERE.match(where)
 FORMS = ("clean", "planted")
 
 
@@ -231,7 +239,7 @@ def classify(reports, prog, line):
                          api=(s or {}).get("api", ""), innermost="", user_line=False, planted=False)
                 if s is not None:
                     w["where"] = str(s.get("where", ""))
-                    m = WHERE.match(w["where"])
+                    m = where_match(w["where"])
                     if m:
                         w["file"], w["line"] = m["file"], int(m["line"])
                         w["user_line"] = os.path.realpath(m["file"]) == prog_real

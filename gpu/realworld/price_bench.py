@@ -85,7 +85,7 @@ def planted_finding(reports, prog, line, expect):
             if f.get("id") != expect:
                 continue
             for s in f.get("sites") or []:
-                m = check.WHERE.match(str(s.get("where", "")))
+                m = check.where_match(str(s.get("where", "")))
                 if m and int(m["line"]) == line and os.path.realpath(m["file"]) == prog_real:
                     return f
     return None
