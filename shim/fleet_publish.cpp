@@ -153,13 +153,16 @@ void add_finding(FleetRecord& r, const char* id, Severity sev, uint64_t count, u
 // The GPU time of each device so far, decided as the report decides it at exit
 // (policy::evaluate_gpu_time: NVML's samples, the idle split and its diagnosis); its gpu.*
 // findings are added to the record's.
-void fill_gpu_time(FleetRecord& r, const std::vector<Finding>& runtime) {
-  const auto totals = std::make_unique<recorder::CounterTotals>();  // large: not on the flush thread's stack
-  recorder::sum_slots(*totals);
-  const uint64_t now = monotonic_ns();
-  const policy::GpuTimeResult gpu =
-      policy::evaluate_gpu_time(runtime, *totals, g_fleet->start_mono_ns, now - g_fleet->start_mono_ns);
-  const auto& devices = gpu.devices;
+// `given`: the exit path's one evaluation, else evaluated here (the live record).
+void fill_gpu_time(FleetRecord& r, const std::vector<Finding>& runtime, const policy::GpuTimeResult* given) {
+  policy::GpuTimeResult evaluated;
+  if (given == nullptr) {
+    const auto totals = std::make_unique<recorder::CounterTotals>();  // large: not on the flush thread's stack
+    recorder::sum_slots(*totals);
+    const uint64_t now = monotonic_ns();
+    evaluated = policy::evaluate_gpu_time(runtime, *totals, g_fleet->start_mono_ns, now - g_fleet->start_mono_ns);
+  }
+  const auto& devices = (given ? *given : evaluated).devices;
   for (const auto& d : devices) {
     for (const Finding& f : d.findings) add_finding(r, f.info().name, f.severity(), 0, 0);
     // A share from too few samples ("unknown") would be served as a fact on a dashboard.
@@ -178,7 +181,7 @@ void fill_gpu_time(FleetRecord& r, const std::vector<Finding>& runtime) {
 
 // The findings so far: the runtime rules' (evaluated here unless given), the live library
 // inventory's and the GPU time's.
-void fill_findings(FleetRecord& r, const std::vector<Finding>* given) {
+void fill_findings(FleetRecord& r, const std::vector<Finding>* given, const policy::GpuTimeResult* gpu) {
   std::vector<Finding> evaluated;
   if (given == nullptr) evaluated = policy::evaluate_findings();
   const std::vector<Finding>& runtime = given ? *given : evaluated;
@@ -192,7 +195,7 @@ void fill_findings(FleetRecord& r, const std::vector<Finding>* given) {
   for (const Finding& f : inv.findings) add_finding(r, finding_info(f.id).name, f.severity(), 0, 0);
   r.values[static_cast<size_t>(FleetValue::library_findings)] = inv.findings.size();
   r.values[static_cast<size_t>(FleetValue::warnings)] = warnings;
-  fill_gpu_time(r, runtime);
+  fill_gpu_time(r, runtime, gpu);
 }
 
 // Writes the record: the temporary file, then the rename. Returns 0 or errno.
@@ -220,11 +223,11 @@ int write_record(FleetRecord& r) {
   return err;
 }
 
-void publish(bool slow, const std::vector<Finding>* findings) {
+void publish(bool slow, const std::vector<Finding>* findings, const policy::GpuTimeResult* gpu) {
   FleetRecord& r = g_fleet->rec;
   if (!g_fleet->identity_read) fill_identity(r), g_fleet->identity_read = true;
   fill_counters(r);
-  if (slow) fill_findings(r, findings);
+  if (slow) fill_findings(r, findings, gpu);
   if (const int err = write_record(r); err != 0) {
     g_fleet->given_up = true;
     log_message(LogLevel::warn, "cannot write the fleet record {}: {}; no more fleet records from this process "
@@ -260,20 +263,20 @@ void fleet_tick() {
   if (g_fleet_busy.exchange(true)) return;
   try {
     const bool slow = g_fleet->ticks++ % kSlowEveryTicks == 0;
-    publish(slow, nullptr);
+    publish(slow, nullptr, nullptr);
   } catch (...) {
   }
   g_fleet_busy.store(false);
 }
 
-void fleet_final(const std::vector<Finding>* findings) {
+void fleet_final(const std::vector<Finding>* findings, const policy::GpuTimeResult* gpu) {
   if (g_fleet == nullptr || g_fleet->dir.empty() || g_fleet->given_up) return;
   if (g_fleet_final.exchange(true)) return;
   // The tick may be publishing on the flush thread: wait for it (at most 200 ms).
   for (int i = 0; i < 200 && g_fleet_busy.exchange(true); ++i) usleep(1000);
   try {
     g_fleet->rec.state = static_cast<uint32_t>(FleetState::exited);
-    publish(true, findings);
+    publish(true, findings, gpu);
   } catch (...) {
   }
   g_fleet_busy.store(false);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "catalog/findings.h"
+#include "policy/rules/gpu_time.h"
 #include "policy/settings_load.h"
 #include "recorder/recorder.h"
 
@@ -19,8 +20,9 @@ void fleet_configure(const policy::Settings& s, const recorder::ProcessInfo& inf
 // few seconds. A folder that cannot be written is said once and given up.
 void fleet_tick();
 
-// The record's last state (exited), with `findings` when the exit path evaluated them
-// (nullptr: evaluated here). pre: the process made a CUDA call (recorder::has_activity()).
-void fleet_final(const std::vector<Finding>* findings);
+// The record's last state (exited), with `findings` and `gpu` when the exit path evaluated
+// them, as the report shows them (nullptr: evaluated here). pre: the process made a CUDA call
+// (recorder::has_activity()).
+void fleet_final(const std::vector<Finding>* findings, const policy::GpuTimeResult* gpu);
 
 }  // namespace cudashim::shim

@@ -294,7 +294,7 @@ void write_final_outputs() {
   judge_pending_sites();  // the live lines still due, before the summary and the stream's last line
   if (g_info == nullptr || !recorder::has_activity()) return;
   if (!g_report_enabled || g_out_dir == nullptr) {
-    fleet_final(nullptr);
+    fleet_final(nullptr, nullptr);
     return;
   }
   const std::string path = default_report_path(*g_out_dir, *g_info);
@@ -337,7 +337,7 @@ void write_final_outputs() {
     } catch (...) {
     }
   }
-  fleet_final(evaluated ? &findings : nullptr);  // the record's last state, the same findings as the report
+  fleet_final(evaluated ? &findings : nullptr, gpu.get());  // the record's last state: the report's findings and GPU time
   const int rc = write_report_to(path, evaluated ? &findings : nullptr, gpu.get());
   if (rc != 0)
     log_message(LogLevel::warn, "could not write the report {}: {}; the job's own result is unaffected", path,
