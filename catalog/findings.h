@@ -48,7 +48,12 @@ enum class FindingId : uint8_t {
 inline constexpr size_t kFindingCount = static_cast<size_t>(FindingId::kCount);
 
 // The TRAIT column of catalog/findings.def.
-enum class FindingTrait : uint8_t { NO_TRAIT, DRAINS_QUEUE };
+enum class FindingTrait : uint8_t { NO_TRAIT, DRAINS_QUEUE, DRAINS_QUEUE_HOST_STAGED };
+
+// True for a row whose calls drain the GPU's queue (DRAINS_QUEUE and DRAINS_QUEUE_HOST_STAGED).
+constexpr bool drains_queue(FindingTrait t) {
+  return t == FindingTrait::DRAINS_QUEUE || t == FindingTrait::DRAINS_QUEUE_HOST_STAGED;
+}
 
 // The fixed facts of one finding kind.
 struct FindingInfo {

@@ -29,10 +29,13 @@ struct SyncThresholds {
 // step - max(H, G) = min(blocked, step - G): at most the blocked time, at most the host's own
 // time (the GPU was busy at least while the host waited, G >= blocked), and at most the GPU's
 // idle time per step (step - G), where NVML measured it over the steady state.
+// `host_staged` (a DRAINS_QUEUE_HOST_STAGED row: a pageable copy): part of the wait is the
+// host's own staging copy, which the fix removes while the GPU waited for the data, so G >=
+// blocked does not hold and the host's-own-time bound is dropped: min(blocked, GPU idle).
 inline constexpr uint64_t kNoGpuIdle = ~uint64_t{0};
-constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t step, uint64_t gpu_idle) {
+constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t step, uint64_t gpu_idle, bool host_staged = false) {
   uint64_t saving = blocked;
-  if (step > blocked && step - blocked < saving) saving = step - blocked;
+  if (!host_staged && step > blocked && step - blocked < saving) saving = step - blocked;
   if (gpu_idle < saving) saving = gpu_idle;
   return saving;
 }
@@ -45,6 +48,16 @@ double steady_gpu_idle_share();
 // True when a priced finding is worth a warning: its saving per step reaches both floors
 // (sync.warn_min_saving_us, sync.warn_min_step_share of `step_ns`).
 bool above_warning_floor(uint64_t saving_per_step_ns, uint64_t step_ns);
+
+// One site's price, as the live log states it when the flush thread announces the site (the
+// report prices the whole finding, all its sites: policy/rules/sync.cpp): its step (the mean
+// time between two visits), its blocked time per visit and predicted_saving_ns. Not priced
+// (priced false) for a waiter's sampled site or a site never visited.
+struct SitePrice {
+  bool priced = false;
+  uint64_t step_ns = 0, blocked_per_step_ns = 0, saving_per_step_ns = 0;
+};
+SitePrice site_price(FindingId rule, const recorder::CallSite& s, double gpu_idle_share);
 
 // Reads the thresholds from the settings (start-up).
 void configure_sync(const Settings& s);

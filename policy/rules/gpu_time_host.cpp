@@ -23,7 +23,7 @@ HostActivity host_activity(const std::vector<Finding>& findings, uint64_t wall_n
   h.launch_ns = launch_ns;
   for (const auto& f : findings) {
     h.steps = std::max(h.steps, f.steps);
-    if (finding_info(f.id).trait != FindingTrait::DRAINS_QUEUE) continue;
+    if (!drains_queue(finding_info(f.id).trait)) continue;
     if (f.steps) h.idle_after_syncs_ns += f.gpu_idle_after_ns;  // in the loop: its idle is the steady state's
     const std::string where = f.sites.empty() ? std::string("the process") : describe_site(*f.sites.front().site);
     h.draining.push_back(fmt::format("{} at {}: {} calls, blocked {:.1f} ms, GPU idle {:.1f} ms after", finding_info(f.id).name,

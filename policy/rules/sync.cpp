@@ -273,6 +273,20 @@ void merge_same_line(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framew
                      by_framework.end());
 }
 
+// A site's step: the mean time between two of its visits (0 with fewer than two).
+uint64_t site_step_ns(const recorder::CallSite& s) {
+  const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
+  const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
+  const uint64_t visits = s.visits.load(std::memory_order_relaxed);
+  return last > first && visits > 1 ? ticks_to_ns(last - first) / (visits - 1) : 0;
+}
+
+// The GPU's idle per step from NVML's idle share of the steady state (negative: not measured).
+uint64_t gpu_idle_per_step(double gpu_idle_share, uint64_t step_ns) {
+  return gpu_idle_share >= 0 && step_ns > 0 ? static_cast<uint64_t>(gpu_idle_share * static_cast<double>(step_ns))
+                                            : kNoGpuIdle;
+}
+
 // Prices a runtime finding in the loop (docs/findings.md, "What a finding costs"): its step is
 // the mean time between visits of its costliest site, its saving predicted_saving_ns per step.
 // A warning whose saving is below the floor becomes info (above_warning_floor).
@@ -282,15 +296,9 @@ void price(Finding& r, const Agg& a, uint64_t loop_ticks, double gpu_idle_share)
   // row's severity stays (docs/findings.md).
   if (std::all_of(a.sites.begin(), a.sites.end(), [](const SiteView& v) { return v.site->sampled; })) return;
   r.loop_ns = ticks_to_ns(loop_ticks);
-  const recorder::CallSite& s = *a.sites.front().site;
-  const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
-  const uint64_t last = s.last_hit_ticks.load(std::memory_order_relaxed);
-  const uint64_t visits = s.visits.load(std::memory_order_relaxed);
-  if (last > first && visits > 1) r.step_ns = ticks_to_ns(last - first) / (visits - 1);
-  const uint64_t gpu_idle = gpu_idle_share >= 0 && r.step_ns > 0
-                                ? static_cast<uint64_t>(gpu_idle_share * static_cast<double>(r.step_ns))
-                                : kNoGpuIdle;
-  r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.step_ns, gpu_idle);
+  r.step_ns = site_step_ns(*a.sites.front().site);
+  r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.step_ns, gpu_idle_per_step(gpu_idle_share, r.step_ns),
+                                             r.info().trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED);
   if (r.severity() == Severity::warning && !above_warning_floor(r.saving_per_step_ns, r.step_ns)) {
     r.severity_override = Severity::info;
     r.exact_fix = fmt::format("below the warning floor: it would save {:.3f} ms a step ({:.1f}% of the step; "
@@ -346,6 +354,18 @@ void configure_sync(const Settings& s) {
   g_thresholds.readback_max_bytes = s.sync_readback_max_bytes;
   g_thresholds.warn_min_saving_ns = s.warn_min_saving_us * 1000;
   g_thresholds.warn_min_step_share_pct = s.warn_min_step_share;
+}
+
+SitePrice site_price(FindingId rule, const recorder::CallSite& s, double gpu_idle_share) {
+  SitePrice p;
+  const uint64_t visits = s.visits.load(std::memory_order_relaxed);
+  if (s.sampled || visits == 0) return p;
+  p.step_ns = site_step_ns(s);
+  p.blocked_per_step_ns = ticks_to_ns(s.ticks.load(std::memory_order_relaxed)) / visits;
+  p.saving_per_step_ns = predicted_saving_ns(p.blocked_per_step_ns, p.step_ns, gpu_idle_per_step(gpu_idle_share, p.step_ns),
+                                             finding_info(rule).trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED);
+  p.priced = true;
+  return p;
 }
 
 bool above_warning_floor(uint64_t saving_per_step_ns, uint64_t step_ns) {

@@ -695,4 +695,11 @@ TEST_CASE("predicted saving: the blocked time, bounded by the host's own time an
   CHECK(predicted_saving_ns(1000000, 5000000, 0) == 0);
   // No step known (a process-wide count): the blocked time.
   CHECK(predicted_saving_ns(300000, 0, kNoGpuIdle) == 300000);
+  // A pageable copy (host-staged): 3.3 ms of a 4.8 ms step in the copy, most of it the host's own
+  // staging while the GPU waits for the data: not bounded by the host's other 1.5 ms, only by the
+  // GPU's idle (2.5 ms a step) ...
+  CHECK(predicted_saving_ns(3300000, 4800000, 2500000, true) == 2500000);
+  CHECK(predicted_saving_ns(3300000, 4800000, 2500000, false) == 1500000);
+  // ... and never more than the wait itself.
+  CHECK(predicted_saving_ns(3300000, 4800000, kNoGpuIdle, true) == 3300000);
 }
