@@ -70,6 +70,29 @@ bool host_is_pageable(CallSite& s, const void* host) {
 
 // One warning line the first time a site becomes a finding (rate-limited by
 // construction: once per site and rule).
+// A warning row's line carries the site's price so far (policy::site_price, the GPU's idle from
+// NVML's steady state when measured); below the warning floor (sync.warn_min_saving_us,
+// sync.warn_min_step_share) it is an info line, below the default log level, as the report's
+// finding will be (docs/findings.md, "What a finding costs").
+void announce_priced(const CallSite& s, FindingId rule, const std::string& where, const char* api) {
+  const FindingInfo& row = finding_info(rule);
+  const policy::SitePrice p = policy::site_price(rule, s, policy::steady_gpu_idle_share());
+  if (!p.priced) {
+    log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.name, row.title, where, api, row.fix);
+    return;
+  }
+  const std::string cost =
+      p.step_ns ? fmt::format("blocked {:.3f} ms a step; fixing it would save about {:.3f} ms of a {:.3f} ms step ({:.1f}%)",
+                              p.blocked_per_step_ns / 1e6, p.saving_per_step_ns / 1e6, p.step_ns / 1e6,
+                              100.0 * static_cast<double>(p.saving_per_step_ns) / static_cast<double>(p.step_ns))
+                : fmt::format("blocked {:.3f} ms a visit", p.blocked_per_step_ns / 1e6);
+  if (policy::above_warning_floor(p.saving_per_step_ns, p.step_ns))
+    log_message(LogLevel::warn, "[{}] {} at {} [{}] ({}): {}", row.name, row.title, where, api, cost, row.fix);
+  else
+    log_message(LogLevel::info, "[{}] {} at {} [{}] ({}): below the warning floor (sync.warn_min_saving_us, "
+                "sync.warn_min_step_share)", row.name, row.title, where, api, cost);
+}
+
 void announce(const CallSite& s, FindingId rule) {
   static std::atomic<int> announced{0};
   if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;
@@ -89,7 +112,7 @@ void announce(const CallSite& s, FindingId rule) {
   else if (row.severity == Severity::info)
     log_notice("[{}] {} at {} [{}]: {}", row.name, row.title, where, api, row.fix);
   else
-    log_message(LogLevel::warn, "[{}] {} at {} [{}]: {}", row.name, row.title, where, api, row.fix);
+    announce_priced(s, rule, where, api);
 }
 
 }  // namespace
