@@ -10,7 +10,10 @@ The reports (docs/report-schema.md) are read and each warning is classified:
   report's sync/alloc/copy rules; its call sites on one line count once, as the summary prints
   them; a finding with no site counts once, not at a user line);
 - it is *at the user's line* when its site's `where` names a line of the program's own file;
-- the planted habit is *found* when a warning with the expected id names the planted line;
+- the planted habit is *found* when a warning with the expected id names the planted line,
+  or when that finding is there as info *below the warning floor* (issue 33: severity follows
+  the price; its fix says "below the warning floor: it would save X ms a step"): found, priced
+  below what anyone would act on; the table says "yes (below the floor: ...)";
 - *new* warnings of a planted run: those the clean run of the same CLI did not have (same id
   and site), other than the planted one.
 Library and driver findings (`library_findings[]`) are listed but kept out of the precision:
@@ -223,14 +226,23 @@ def short_path(path):
 
 
 def classify(reports, prog, line):
-    """The warnings of one run (dicts), and its library/driver warnings (strings)."""
+    """The warnings of one run (dicts), its library/driver warnings (strings), and its info
+    findings priced below the warning floor at the planted line (dicts: id, saving, fix)."""
     prog_real = os.path.realpath(prog)
-    warnings, library = [], []
+    warnings, library, floored = [], [], []
     for r in reports:
         proc = r.get("process") or {}
         who = f"pid {proc.get('pid', '?')}" + (f" rank {proc['rank']}" if proc.get("rank") is not None else "")
         for fnd in r.get("findings") or []:
             if fnd.get("severity") not in ("warning", "error"):
+                if str(fnd.get("fix", "")).startswith("below the warning floor"):
+                    for s in fnd.get("sites") or []:
+                        m = where_match(str(s.get("where", "")))
+                        if m and os.path.realpath(m["file"]) == prog_real and int(m["line"]) == line:
+                            floored.append(dict(id=fnd.get("id", "?"), fix=str(fnd["fix"]),
+                                                saving_ns=fnd.get("predicted_saving_per_step_ns"),
+                                                step_ns=fnd.get("step_ns")))
+                            break
                 continue
             sites = fnd.get("sites") or [None]
             for s in sites:
@@ -257,7 +269,7 @@ def classify(reports, prog, line):
         for lf in r.get("library_findings") or []:
             if lf.get("severity") in ("warning", "error"):
                 library.append(f"{lf.get('id', '?')}: {str(lf.get('message', ''))[:160]} ({who})")
-    return warnings, library
+    return warnings, library, floored
 
 
 def site_key(w):
@@ -275,6 +287,12 @@ def score(res, clean_res, expect):
         return
     hit = [w for w in ws if w["planted"] and w["id"] == expect]
     res["found"] = bool(hit)
+    below = [f for f in res.get("floored", []) if f["id"] == expect]
+    if not hit and below:  # found, priced below the warning floor (info)
+        f = below[0]
+        res["found"] = True
+        res["below_floor"] = (f"{f['saving_ns'] / 1e6:.3f} ms of a {f['step_ns'] / 1e6:.1f} ms step"
+                              if f.get("saving_ns") is not None and f.get("step_ns") else f["fix"][:80])
     res["at_line_as"] = sorted({w["id"] for w in ws if w["planted"] and w["id"] != expect})
     if not (clean_res and clean_res.get("ran")):
         res["new"] = None
@@ -373,7 +391,7 @@ def main():
                     res["error"] = (res["error"] + "; " if res["error"] else "") + "unreadable report: " + "; ".join(bad)
                 if not reports and not res["error"]:
                     res["error"] = "no report written"
-                res["warnings"], res["library"] = classify(reports, prog["file"], line)
+                res["warnings"], res["library"], res["floored"] = classify(reports, prog["file"], line)
                 res["ran"] = bool(reports) and rc == 0
             else:
                 res["ran"] = rc == 0
@@ -456,7 +474,8 @@ def render(doc):
                 if not r["ran"]:
                     row += f" - | - | - | - | - | {r['wall_s'] if r['wall_s'] is not None else '-'} | ERROR: {r['error']} |"
                     continue
-                found = "-" if form == "clean" else ("yes" if r.get("found") else
+                found = "-" if form == "clean" else (("yes" + (f" (info, below the warning floor: saves {r['below_floor']})"
+                                                                if r.get("below_floor") else "")) if r.get("found") else
                                                      "no" + (f" (at the line as {', '.join(r['at_line_as'])})" if r.get("at_line_as") else ""))
                 new = "-" if form == "clean" or r.get("new") is None else str(r["new"])
                 wall = f"{r['wall_s']}"
@@ -487,7 +506,7 @@ def render(doc):
                    f"{sum(1 for r in clean if r['n_warnings'] == 0)} of {n_clean} | {clean_w} ({clean_off}) | {lib} | "
                    f"{sum(1 for r in rs if not r['ran'])} |")
     out += ["", f"Precision: warnings at the user's line over all warnings (a warning is one call site of a finding "
-            f"of severity warning or error). Recall: planted habits found at their line with the expected id. "
+            f"of severity warning or error). Recall: planted habits found at their line with the expected id (a warning, or info priced below the warning floor). "
             f"New: warnings of a planted run that its clean run did not have, the planted one excepted. "
             f"Wall times include start-up; the no-shim runs of a program are its first (cold caches); "
             f"with --jobs {doc.get('jobs', 1)} that many runs of one program run side by side. "

@@ -96,7 +96,7 @@ def row_of(h, prog, line, planted_reports, clean_reports, blocks):
     f = planted_finding(planted_reports, prog, line, h["expect"])
     predicted = f.get("predicted_saving_per_step_ns") / 1e6 if f and f.get("predicted_saving_per_step_ns") is not None else None
     meas, noise, pairs = measured(blocks)
-    warnings, _ = check.classify(clean_reports, prog, line)
+    warnings, _, _ = check.classify(clean_reports, prog, line)
     return dict(habit=h["habit"], file=h["file"], expect=h["expect"],
                 found=bool(f and f.get("severity") in ("warning", "error")),
                 severity=f.get("severity") if f else None, also=(f or {}).get("also") or [],

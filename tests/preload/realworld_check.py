@@ -7,6 +7,8 @@ under the built `cudashim run` (the CLI given as the build folder, as a user wou
 an installation):
   readback          planted: two 4-byte read-backs and a sync at the PLANTED line: found there,
                     at the user's line, one warning for the line, nothing new; clean: no warning
+  cheap_readback    planted: one read-back of 0.3 ms in a 50 ms step: info below the warning
+                    floor at the PLANTED line, found, no warning (its row names the saving)
   framework_thread  planted: the same calls from a thread inside a site-packages package: an
                     info finding of that framework, no warning, so the habit is not found
   crash             planted: raises: an error row, not the end of the run
@@ -45,6 +47,13 @@ for _ in range(30):
         cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaStreamSynchronize(None)  # PLANTED
 cudart.cudaFree(buf)
 """,
+    "cheap_readback.py": PRELUDE + """import time
+for _ in range(30):
+    time.sleep(0.05)  # a 50 ms step: the 0.3 ms read-back is 0.6 % of it, below sync.warn_min_step_share
+    if planted:
+        cudart.cudaMemcpy(out, buf, ctypes.c_size_t(4), 2); cudart.cudaStreamSynchronize(None)  # PLANTED
+cudart.cudaFree(buf)
+""",
     "framework_thread.py": PRELUDE + """import threading
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "site-packages"))
 import fakefw
@@ -68,7 +77,7 @@ def poll(cudart, buf, out, n):
 """,
 }
 CORPUS = [dict(name=n, file=f"{n}.py", framework="ctypes", habit="a read-back", expect="sync.scalar-readback",
-               timeout=60) for n in ("readback", "framework_thread", "crash", "two_markers")]
+               timeout=60) for n in ("readback", "cheap_readback", "framework_thread", "crash", "two_markers")]
 
 errors = []
 
@@ -129,6 +138,11 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
            f"readback planted: a warning that is not the planted read-back: {pl['warnings']}")
     # The two read-backs on the planted line are two call sites, one line: one warning.
     expect(pl["n_warnings"] == 1, f"readback planted: {pl['n_warnings']} warnings for one line: {pl['warnings']}")
+    # Priced below the warning floor: an info finding at the planted line, found (the price says
+    # why it is no warning), no warning, PASS; its row names the saving.
+    ch = by[("cheap_readback", "planted", "built")]
+    expect(ch["ran"] and ch["found"] and ch.get("below_floor") and ch["n_warnings"] == 0 and ch["verdict"] == "PASS",
+           f"cheap_readback planted: found {ch.get('found')}, below_floor {ch.get('below_floor')}, warnings {ch['warnings']}")
     fw = by[("framework_thread", "planted", "built")]
     # A framework's own thread (no frame of the program's) is an info finding since issue 19:
     # no warning at all, and so the habit is not found at the planted line.
@@ -147,8 +161,8 @@ def scored_corpus(cli_folder, fake, cudart, tmp):
     base = by[("readback", "clean", "no-shim")]
     expect(base["ran"] and base["wall_s"] is not None, f"readback without the shim: {base}")
     md = p.stdout
-    expect("## Totals" in md and "| built (" in md and "1 of 4 (25 %)" in md,
-           f"the totals table lacks the built CLI's row with recall 1 of 4:\n{md[-3000:]}")
+    expect("## Totals" in md and "| built (" in md and "2 of 5 (40 %)" in md,
+           f"the totals table lacks the built CLI's row with recall 2 of 5:\n{md[-3000:]}")
     print(f"scored corpus: {len(doc['results'])} rows in {doc['seconds']} s")
 
 
