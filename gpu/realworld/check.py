@@ -63,6 +63,8 @@ CORPUS = [
          habit="a raw cupy.cuda.Memory every step", expect="alloc.churn-after-warmup", timeout=120),
     dict(name="compile_mlp", file="compile_mlp.py", framework="torch.compile (Inductor)",
          habit="nonzero() of a mask every step", expect="sync.scalar-readback", timeout=200),
+    dict(name="cudnn_benchmark", file="cudnn_benchmark.py", framework="cudnn.benchmark, multi-scale",
+         habit="loss.item() every step beside cuDNN's autotuning bursts", expect="sync.scalar-readback", timeout=150),
 ]
 # A Python site: `FILE:LINE (FUNCTION)` (docs/report-schema.md, findings[].sites[].where); whatever a
 # later shim writes after the line (a framework's name, say) does not stop the file from being read.
