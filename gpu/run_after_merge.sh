@@ -36,7 +36,8 @@
 #              site-packages helper) fixed and planted in 8 alternating timed blocks of one process
 #              under the shim, and clean in another: the report's predicted saving per step against
 #              the measured difference, recall and clean-quiet (issue 33 item 3; price.md is the table
-#              to commit under gpu/results/; not in the default STEPS: STEPS=price, <= 300 s)
+#              to commit under gpu/results/; not in the default STEPS: STEPS=price, <= 300 s;
+#              PRICE_ONLY=habit_item,habit_pageable runs only those habits)
 #   sampling/  bench/gpu_sampling_overhead.py: the default mode's NVML sampling on and off in
 #              alternating processes of one torch training loop, and its counted cost (issue 20:
 #              <= 0.5 % of the step); sampling.md is the table (commit it under bench/results/)
@@ -218,7 +219,7 @@ if step price; then
   say "== price: gpu/realworld/price_bench.py (planted against fixed, alternating blocks)"
   mkdir -p "$OUT/price"
   timeout -k 5 300 python3 gpu/realworld/price_bench.py --cli "$CLI" --rounds 8 --steps 100 --budget-s 270 \
-    --out "$OUT/price" > "$OUT/price.log" 2>&1
+    --only "${PRICE_ONLY:-}" --out "$OUT/price" > "$OUT/price.log" 2>&1
   say "price_bench: exit $?"
   cat "$OUT/price/price.md" 2>/dev/null || tail -n 20 "$OUT/price.log"
   rm -rf "$OUT/price/scratch"
