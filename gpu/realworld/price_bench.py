@@ -91,6 +91,14 @@ def planted_finding(reports, prog, line, expect):
     return None
 
 
+def nvml_idle_ms(reports, step_ms):
+    """NVML's GPU idle per step over the steady state (the least idle device of the planted run's
+    reports), the price model's third bound (docs/findings.md), or None when not measured."""
+    shares = [d["steady"]["idle"] for r in reports for d in ((r.get("gpu_time") or {}).get("devices") or [])
+              if isinstance(d.get("steady"), dict) and d["steady"].get("samples") and d["steady"].get("idle") is not None]
+    return min(shares) * step_ms if shares and step_ms is not None else None
+
+
 def row_of(h, prog, line, planted_reports, clean_reports, blocks):
     """One table row (a dict) from a habit's reports and block times."""
     f = planted_finding(planted_reports, prog, line, h["expect"])
@@ -102,6 +110,8 @@ def row_of(h, prog, line, planted_reports, clean_reports, blocks):
                 severity=f.get("severity") if f else None, also=(f or {}).get("also") or [],
                 blocked_ms=(f["blocked_per_step_ns"] / 1e6) if f else None,
                 idle_ms=(f["gpu_idle_after_per_step_ns"] / 1e6) if f else None,
+                step_ms=(f["step_ns"] / 1e6) if f and f.get("step_ns") else None,
+                nvml_idle_ms=nvml_idle_ms(planted_reports, (f["step_ns"] / 1e6) if f and f.get("step_ns") else None),
                 predicted_ms=predicted, measured_ms=meas, noise_ms=noise, pairs=pairs,
                 verdict=verdict(predicted, meas, noise), clean_warnings=len(warnings),
                 clean_quiet=not warnings, error=None)
@@ -117,18 +127,19 @@ def table(doc):
     out = [f"Command: `{doc.get('command', '?')}`  ", f"cudashim: {doc.get('cli_version', '?')}; rounds {doc.get('rounds')}, "
            f"steps per block {doc.get('steps')}; tolerance +-{int(TOLERANCE * 100)} %", "",
            "| habit | expected | found (severity) | blocked ms/step | GPU idle after ms/step | predicted saving ms/step "
-           "| measured ms/step | noise ms | verdict | clean quiet |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "| measured ms/step | noise ms | verdict | clean quiet | step ms | NVML GPU idle ms/step |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r.get("error"):
-            out.append(f"| {r['habit']} | {r['expect']} | ERROR: {r['error']} | | | | | | | |")
+            out.append(f"| {r['habit']} | {r['expect']} | ERROR: {r['error']} | | | | | | | | | |")
             continue
         found = ("yes" if r["found"] else "no") + f" ({r['severity'] or 'none'})"
         if r["also"]:
             found += " also " + ", ".join(r["also"])
         out.append(f"| {r['habit']} | {r['expect']} | {found} | {fmt_ms(r['blocked_ms'])} | {fmt_ms(r['idle_ms'])} | "
                    f"{fmt_ms(r['predicted_ms'])} | {fmt_ms(r['measured_ms'])} | {fmt_ms(r['noise_ms'])} | {r['verdict']} | "
-                   f"{'yes' if r['clean_quiet'] else 'no (%d)' % r['clean_warnings']} |")
+                   f"{'yes' if r['clean_quiet'] else 'no (%d)' % r['clean_warnings']} | {fmt_ms(r.get('step_ms'))} | "
+                   f"{fmt_ms(r.get('nvml_idle_ms'))} |")
     ok = [r for r in rows if not r.get("error")]
     judged = [r for r in ok if r["verdict"] in ("within", "off")]
     out += ["", f"Recall: {sum(r['found'] for r in ok)}/{len(rows)}; clean quiet: {sum(r['clean_quiet'] for r in ok)}/{len(rows)}; "

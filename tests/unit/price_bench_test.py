@@ -47,12 +47,13 @@ with tempfile.TemporaryDirectory() as d:
     prog = os.path.join(d, "habit_x.py")
     open(prog, "w").write("x\nloss.item()  # PLANTED\n")
     report = {"findings": [
-        {"id": "sync.scalar-readback", "severity": "warning", "blocked_per_step_ns": 1900000,
+        {"id": "sync.scalar-readback", "severity": "warning", "blocked_per_step_ns": 1900000, "step_ns": 4000000,
          "gpu_idle_after_per_step_ns": 1000000, "predicted_saving_per_step_ns": 1000000, "also": [],
          "sites": [{"where": f"{prog}:2 (step)", "count": 100}]},
         {"id": "sync.explicit-in-loop", "severity": "warning", "blocked_per_step_ns": 5,
          "gpu_idle_after_per_step_ns": 0, "predicted_saving_per_step_ns": 0,
-         "sites": [{"where": f"{prog}:1 (step)", "count": 100}]}]}
+         "sites": [{"where": f"{prog}:1 (step)", "count": 100}]}],
+        "gpu_time": {"devices": [{"steady": {"samples": 30, "idle": 0.25}}, {"steady": None}]}}
     clean = {"findings": [{"id": "sync.spin-wait", "severity": "info", "sites": []}]}
     h = dict(file="habit_x.py", habit="x", expect="sync.scalar-readback")
     row = pb.row_of(h, prog, 2, [report], [clean], blocks([(2.0, 3.0), (2.0, 3.05)]))
@@ -60,6 +61,8 @@ with tempfile.TemporaryDirectory() as d:
     expect(abs(row["predicted_ms"] - 1.0) < 1e-9, f"predicted {row['predicted_ms']}")
     expect(row["verdict"] == "within", f"verdict {row['verdict']}")
     expect(row["clean_quiet"], "an info in the clean run is quiet")
+    # The step and NVML's idle per step beside it (the model's bounds): 4 ms, 25 % idle = 1 ms.
+    expect(abs(row["step_ms"] - 4.0) < 1e-9 and abs(row["nvml_idle_ms"] - 1.0) < 1e-9, f"step/idle {row}")
     # The wrong line, or a warning in the clean run.
     row = pb.row_of(dict(h, expect="sync.explicit-in-loop"), prog, 2, [report], [report], blocks([(2.0, 3.0)]))
     expect(not row["found"] and row["predicted_ms"] is None, "a finding at another line is not the planted one")
