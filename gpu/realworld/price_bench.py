@@ -165,7 +165,10 @@ def run_habit(cli, h, args, out):
         os.makedirs(rundir, exist_ok=True)
         timing = os.path.join(rundir, "timing.json")
         env_run = dict(env, CORPUS_TIMING=timing)
-        cmd = [cli, "run", "--out", rundir, "--", sys.executable, prog, "--steps", str(args.steps)] + extra
+        # The planted run alone is longer: NVML's steady-state idle (the price's GPU bound) needs a
+        # loop of a second or more, as a user's job has; 100 steps of 5 ms do not give one.
+        steps = args.planted_steps if form == "planted" else args.steps
+        cmd = [cli, "run", "--out", rundir, "--", sys.executable, prog, "--steps", str(steps)] + extra
         rc, wall, err = check.run_one(cmd, rundir, args.timeout, env_run)
         if rc != 0:
             return dict(habit=h["habit"], expect=h["expect"],
@@ -184,6 +187,8 @@ def main():
     ap.add_argument("--cli", help="the cudashim executable, a wheel, a pip --target folder or a build tree")
     ap.add_argument("--rounds", type=int, default=8, help="timed blocks, fixed and planted in turn (<= 8)")
     ap.add_argument("--steps", type=int, default=100, help="steps per block")
+    ap.add_argument("--planted-steps", type=int, default=400,
+                    help="steps of the planted run alone, whose report gives the prediction (NVML needs >= 1 s of loop)")
     ap.add_argument("--only", default="", help="habit files (without .py), comma-separated")
     ap.add_argument("--out", default="price-out")
     ap.add_argument("--timeout", type=int, default=120, help="seconds per process (a cold torch.compile takes 30 s or more)")
