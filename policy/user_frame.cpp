@@ -43,6 +43,12 @@ constexpr const char* kWarmupFrames[][2] = {
     {"triton/runtime/autotuner.py", nullptr},
     {"triton/testing.py", nullptr},
     {"triton/compiler/", nullptr},
+    // A convolution's forward never waits for the GPU, unless cuDNN is autotuning it
+    // (torch.backends.cudnn.benchmark: timed trials of each algorithm the first time a shape
+    // is seen): those syncs, reached from the model's forward, are warm-up bursts at each new
+    // shape (H200: gpu/realworld/cudnn_benchmark.py). The backward's autotuning runs on
+    // autograd's thread, without a Python frame: torch's own, an info finding.
+    {"torch/nn/modules/conv.py", nullptr},
 };
 
 const char* after_packages_dir(const char* file) {

@@ -8,6 +8,11 @@ sys.path, reaching the runtime test double through ctypes (PyDLL: the GIL stays 
     call "compiles" inside torch/_inductor/select_algorithm.py, autotuning with 20 timed runs
     (a launch and a stream sync each, 2 ms apart: 20 visits spread over the first steps);
     later calls only launch;
+  - `torch.nn.modules.conv._conv_forward`, a stand-in for a convolution under
+    torch.backends.cudnn.benchmark: its first call at each new shape autotunes (20 timed
+    trials, a launch and a stream sync each, 2 ms apart), later calls only launch; reached
+    through `vision`, a model package (as torchvision's resnet is), from LINE-CONV, whose
+    shape changes every 10 steps (three shapes: bursts at steps 0, 10 and 20);
   - `metrics`, a helper package in no row of the catalog (a metrics library, a team's own
     installed package), whose `compute` reads a scalar back and synchronizes, two frames
     deep inside the package.
@@ -18,7 +23,10 @@ The child runs 30 steps, 5 ms apart: `torch.compiled_step()` at LINE-COMPILED an
      ("metrics/__init__.py:N (_to_float), inside metrics, reached from your line
      helper_sites.py:LINE-USER"), 30 steps, and the exit summary's warning saying so;
   2. no finding at LINE-COMPILED: the autotuning's 20 syncs are a compile burst, not a loop,
-     though they have more visits than sync.warmup_hits and spread over the loop's first steps.
+     though they have more visits than sync.warmup_hits and spread over the loop's first steps;
+  3. no finding at LINE-CONV: cuDNN's autotuning bursts are warm-up, though they spread over
+     two thirds of the loop (H200, gpu/realworld/cudnn_benchmark.py: reported as
+     sync.explicit-in-loop "inside torchvision, reached from your line" before).
 Nothing here is timed: the sleeps only spread the visits.
 usage: helper_sites.py SHIM FAKECUDA_DIR CUDART_PATH
 """
@@ -85,6 +93,32 @@ def autotune(n):
         _benchmark_choice()
 '''
 
+CONV = '''
+import time
+
+import torch
+
+_tuned = set()
+
+
+def _conv_forward(shape):
+    if shape not in _tuned:  # cudnn.benchmark: timed trials of each algorithm at a new shape
+        for _ in range(20):
+            time.sleep(0.002)
+            torch.launch()
+            torch.runtime().cudaStreamSynchronize(None)
+        _tuned.add(shape)
+    torch.launch()
+'''
+
+VISION = '''
+from torch.nn.modules import conv
+
+
+def resnet(shape):
+    return conv._conv_forward(shape)
+'''
+
 METRICS = '''
 import ctypes
 
@@ -106,14 +140,16 @@ def compute(out, dev):
 def child(cudart):
     import metrics
     import torch
+    import vision
     torch.init(cudart)
     rt = torch.runtime()
     dev = ctypes.c_void_p()
     assert rt.cudaMalloc(ctypes.byref(dev), ctypes.c_size_t(1 << 20)) == 0
     out = ctypes.create_string_buffer(4)
-    for _ in range(30):
+    for i in range(30):
         time.sleep(0.005)  # a step's own work: a loop takes time (sync.loop_share)
         torch.compiled_step()  # LINE-COMPILED
+        vision.resnet((i // 10) % 3)  # LINE-CONV
         metrics.compute(out, dev)  # LINE-USER
 
 
@@ -121,6 +157,10 @@ def install(site):
     files = {os.path.join("torch", "__init__.py"): TORCH_INIT,
              os.path.join("torch", "_inductor", "__init__.py"): "",
              os.path.join("torch", "_inductor", "select_algorithm.py"): SELECT_ALGORITHM,
+             os.path.join("torch", "nn", "__init__.py"): "",
+             os.path.join("torch", "nn", "modules", "__init__.py"): "",
+             os.path.join("torch", "nn", "modules", "conv.py"): CONV,
+             os.path.join("vision", "__init__.py"): VISION,
              os.path.join("metrics", "__init__.py"): METRICS}
     for rel, text in files.items():
         os.makedirs(os.path.join(site, os.path.dirname(rel)), exist_ok=True)
@@ -133,6 +173,7 @@ def check(rep, stderr):
     base = os.path.basename(__file__)
     user = f"{base}:{line_of(__file__, 'LINE-USER')} "
     compiled = f"{base}:{line_of(__file__, 'LINE-COMPILED')} "
+    conv = f"{base}:{line_of(__file__, 'LINE-CONV')} "
     rb = [f for f in rep["findings"] if f["id"] == "sync.scalar-readback"]
     mine = [(f, s) for f in rb for s in f["sites"] if f"reached from your line " in s["where"] and
             os.path.basename(s["where"].split("reached from your line ")[-1]).startswith(user)]
@@ -155,6 +196,9 @@ def check(rep, stderr):
                    if compiled.strip() in s["where"]]
     if at_compiled:
         errors.append(f"the compile burst is reported as a loop: {at_compiled}")
+    at_conv = [(f["id"], f["severity"], s["where"]) for f in rep["findings"] for s in f["sites"] if conv.strip() in s["where"]]
+    if at_conv:
+        errors.append(f"cuDNN's autotuning bursts are reported as a loop: {at_conv}")
     return errors
 
 

@@ -111,6 +111,9 @@ TEST_CASE("compile and autotuning frames make a warm-up burst; generated code is
   CHECK(pol::is_warmup_frame("/v/lib/python3.12/site-packages/triton/runtime/autotuner.py", "_bench"));
   CHECK(pol::is_warmup_frame("/v/lib/python3.12/site-packages/torch/_inductor/runtime/triton_heuristics.py",
                              "autotune_to_one_config"));
+  // cuDNN's autotuning under a convolution's forward (cudnn.benchmark at a new shape).
+  CHECK(pol::is_warmup_frame("/v/lib/python3.12/site-packages/torch/nn/modules/conv.py", "_conv_forward"));
+  CHECK_FALSE(pol::is_warmup_frame("/v/lib/python3.12/site-packages/torch/nn/modules/linear.py", "forward"));
   // Run at every call of a compiled function: not compile frames.
   CHECK_FALSE(pol::is_warmup_frame("/v/lib/python3.12/site-packages/torch/_inductor/runtime/triton_heuristics.py", "run"));
   CHECK_FALSE(pol::is_warmup_frame("/v/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py", "_fn"));
