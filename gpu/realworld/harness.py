@@ -59,7 +59,7 @@ def alternate_arg(p):
     """--alternate R: the price benchmark's form (gpu/realworld/price_bench.py)."""
     p.add_argument("--alternate", type=int, default=0, metavar="R",
                    help="R timed blocks of --steps steps each, fixed and planted in turn (fixed first), after "
-                        "one untimed warm-up block; the block times go to $CORPUS_TIMING (JSON)")
+                        "two untimed warm-up blocks (fixed, planted); the block times go to $CORPUS_TIMING (JSON)")
 
 
 class BlockClock:
@@ -67,15 +67,17 @@ class BlockClock:
     here touches the GPU; the program synchronizes at each block's end, in its own file).
 
     Plain runs: one block of --steps steps, planted or not as --planted says. --alternate R:
-    a warm-up block (planted, so that its sites pass the warm-up), then R blocks alternating
-    fixed and planted, fixed first; R <= 8 keeps the block-end sync under sync.warmup_hits
-    visits, out of the loop's findings."""
+    two untimed warm-up blocks, fixed then planted (each form's first calls: a torch.compile'd
+    function compiles once per form, which timed the first fixed block at seconds; and the
+    planted sites pass the warm-up), then R blocks alternating fixed and planted, fixed first;
+    R <= 8 keeps the block-end sync under sync.warmup_hits visits, out of the loop's findings."""
 
     def __init__(self, name, args):
         self.name, self.args, self.times = name, args, []
         r = max(0, min(int(getattr(args, "alternate", 0) or 0), 8))
         if r:
-            self.plan = [(True, args.steps, False)] + [(i % 2 == 1, args.steps, True) for i in range(r)]
+            self.plan = [(False, args.steps, False), (True, args.steps, False)] + \
+                [(i % 2 == 1, args.steps, True) for i in range(r)]
         else:
             self.plan = [(args.planted, args.steps, True)]
 
