@@ -140,7 +140,11 @@ How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/use
   `runtime/benchmarking.py`, and `runtime/triton_heuristics.py`'s `autotune_to_one_config`,
   `benchmark_all_configs`, `precompile`), AOTAutograd's compile (`torch/_functorch/aot_autograd.py`,
   `_aot_autograd/jit_compile_runtime_wrappers.py`), Triton's autotuner and compiler
-  (`triton/runtime/autotuner.py`, `triton/testing.py`, `triton/compiler/`). The frames are
+  (`triton/runtime/autotuner.py`, `triton/testing.py`, `triton/compiler/`), and cuDNN's
+  autotuning under a convolution's forward (`torch/nn/modules/conv.py`: with
+  `torch.backends.cudnn.benchmark` the first call at each new shape times every algorithm;
+  a forward never waits for the GPU otherwise; the backward's trials run on autograd's
+  thread, with no Python frame, and stay torch's own info finding). The frames are
   read once, at the site's first hit, over the whole walk (up to 48 frames, deeper than the
   frames a site keeps), so a hit pays nothing for it; and the innermost Python frame is part
   of a site's key, so the compiler's syncs at the user's `backward()` line are not one site
@@ -170,7 +174,10 @@ How a runtime finding is placed and judged (`policy/rules/sync.cpp`, `policy/use
   warning line for those at exit was tried: it made the SIGTERM-in-exit sweep,
   preload.endings.sigterm_sweep, lose its report in 2 of 5 runs, and was left out.) A live
   line can still be followed by a phase 20 times longer without the site; the exit summary
-  is then the one to believe.
+  is then the one to believe. A warning row's live line carries the site's price so far
+  (blocked per step, the saving, the step: `policy::site_price`, the same model as below);
+  below the warning floor it is an info line, shown only at `log_level` info, as the
+  report's finding will be.
 - **A run's totals are named once, at exit.** The module-load findings whose message is a
   total of the run (`fatbin.mostly-other-archs`: the MiB of machine code loaded;
   `module.load-slow`: the seconds spent loading) are logged at the last re-read of the
@@ -215,7 +222,11 @@ page's and `cudashim report`'s saving column.
   where NVML measured the steady state (a second or more of loop, the device's utilization
   samples), at most the GPU's idle time per step (`(1 - busy share) x step`). A host-bound loop
   saves the wait; a GPU-bound one (the GPU busy while the host launched too) saves only the GPU's
-  idle, often nothing. The GPU idle *after* its drains (`i`, to the next submitted work) is shown
+  idle, often nothing. A pageable copy (`copy.async-from-pageable`, its row's trait
+  `DRAINS_QUEUE_HOST_STAGED`) is the exception to the second bound: much of its wait is the
+  host's own staging of the data through a pinned buffer while the GPU waits for it, work that
+  pinned memory removes, so its saving is **min(b, GPU idle per step)** (on the H200 the first
+  model predicted 1.5 ms for a 32 MiB copy whose fix saved 2.5 ms). The GPU idle *after* its drains (`i`, to the next submitted work) is shown
   but not used: a tiny kernel queued right after the sync (`total += loss`) ends that gap while
   the GPU then idles through the host's work (on the H200 the read-backs of the price benchmark
   showed 0.04 ms idle after against 1.0 ms saved, `gpu/results/2026-12-04-h200-session11`).
