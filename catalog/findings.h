@@ -1,7 +1,8 @@
 // catalog/findings.h: the findings table (catalog/findings.def) as data: ids, domains,
 // severities, titles, fixes, the old ids still read as aliases; and Finding, the value a
-// check returns. No CUDA header and no state: the runtime rules (policy/), the library
-// checks (symbols/, policy/), doctor and the CLI (tools/) all read it.
+// check returns and `cudashim report` reads back from a report (the one finding type of the
+// tree). No CUDA header and no state: the runtime rules (policy/), the library checks
+// (symbols/, policy/), the report, the live log, doctor and the CLI's reader (tools/) all use it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
