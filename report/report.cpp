@@ -61,6 +61,8 @@ std::string render_report(const ReportInputs& in) {
   const uint64_t wall_ns = monotonic_ns() - in.process.start_mono_ns;
   policy::GpuTimeResult gpu;
   if (in.gpu_time == nullptr) gpu = policy::evaluate_gpu_time(findings, *totals, in.process.start_mono_ns, wall_ns);
+  const std::vector<policy::ManagedPaging> managed = policy::evaluate_managed_paging(in.process.start_mono_ns,
+                                                                                    in.process.start_mono_ns + wall_ns);
   const ReportContext c{in.process,
                         in.policy,
                         in.applied,
@@ -68,6 +70,7 @@ std::string render_report(const ReportInputs& in) {
                         libraries,
                         findings,
                         in.gpu_time != nullptr ? *in.gpu_time : gpu,
+                        managed,
                         in.environment,
                         static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec),
                         wall_ns};

@@ -130,7 +130,7 @@ std::string overview_section(const Procs& procs, size_t crashes) {
     ooms += d->oom.count;
     // Warnings (and errors) apart from info: "2 findings" for two notes with nothing to do read as two problems.
     for (const auto* list : {&d->findings, &d->library_findings})
-      for (const Finding& f : *list) (f.severity == "info" ? infos : warnings) += 1;
+      for (const Finding& f : *list) (f.severity() == Severity::info ? infos : warnings) += 1;
     leaked += d->leaked_bytes;
   }
   auto card = [](const std::string& id, const std::string& value, const std::string& what) {
@@ -180,9 +180,9 @@ std::string findings_section(const Procs& procs) {
   size_t rows = 0;
   for (const auto& [r, d] : procs) {
     for (const Finding& f : d->findings) {
-      std::vector<FindingSite> sites = f.sites;
+      std::vector<RecordedSite> sites = f.recorded.sites;
       if (sites.empty()) {
-        FindingSite whole;
+        RecordedSite whole;
         whole.where = "(process-wide)";
         whole.count = f.count;
         whole.blocked_ns = f.blocked_ns;
@@ -190,14 +190,14 @@ std::string findings_section(const Procs& procs) {
       }
       // Its price, beside the finding's id on its first row (docs/findings.md, "What a finding costs").
       std::string price;
-      if (f.predicted_saving_per_step_ns && f.steps)
+      const auto& saving = f.recorded.predicted_saving_per_step_ns;
+      const auto& step = f.recorded.step_ns;
+      if (saving && f.steps)
         price = fmt::format("<br><span class=\"saving muted\" data-saving-ms=\"{:.3f}\">save {:.3f} ms/step{}</span>",
-                            *f.predicted_saving_per_step_ns / 1e6, *f.predicted_saving_per_step_ns / 1e6,
-                            f.step_ns && *f.step_ns
-                                ? fmt::format(" ({:.1f}% of the step)", 100.0 * *f.predicted_saving_per_step_ns / *f.step_ns)
-                                : std::string());
-      for (const std::string& a : f.also) price += "<br><span class=\"muted\">also " + esc(a) + "</span>";
-      for (const FindingSite& s : sites) {
+                            *saving / 1e6, *saving / 1e6,
+                            step && *step ? fmt::format(" ({:.1f}% of the step)", 100.0 * *saving / *step) : std::string());
+      for (const std::string& a : f.recorded.also) price += "<br><span class=\"muted\">also " + esc(a) + "</span>";
+      for (const RecordedSite& s : sites) {
         const double ms = s.blocked_ns / 1e6;
         // Beside the blocked time, the GPU idle its drains left (absent in older reports: a dash).
         const std::string idle = s.gpu_idle_after_ns ? fmt::format("{:.2f} ms", *s.gpu_idle_after_ns / 1e6) : "&ndash;";
@@ -217,10 +217,11 @@ std::string findings_section(const Procs& procs) {
         h += fmt::format("<tr class=\"site\" data-pid=\"{}\" data-finding=\"{}\" data-blocked-ms=\"{:.3f}\"{}{}><td>{}</td>"
                          "<td class=\"{}\">{}</td><td>{}{}</td><td>{}{}</td><td class=\"num\">{}</td>"
                          "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                         d->pid, esc(f.id), ms, idle_attr, s.sampled ? " data-sampled=\"1\"" : "", esc(label_of(*d)),
-                         esc(f.severity), esc(f.severity), esc(f.id), std::exchange(price, std::string()), esc(s.text()),
+                         d->pid, esc(f.name()), ms, idle_attr, s.sampled ? " data-sampled=\"1\"" : "", esc(label_of(*d)),
+                         severity_name(f.severity()), severity_name(f.severity()), esc(f.name()),
+                         std::exchange(price, std::string()), esc(s.text()),
                          s.api.empty() ? "" : " <span class=\"muted\">(" + esc(s.api) + ")</span>", calls, blocked, idle,
-                         esc(f.fix));
+                         esc(f.fix()));
         std::string stacks;
         if (!s.python.empty()) {
           stacks += "Python, innermost first:\n";
@@ -238,8 +239,8 @@ std::string findings_section(const Procs& procs) {
     for (const Finding& f : d->library_findings) {
       h += fmt::format("<tr class=\"library-finding\" data-pid=\"{}\" data-finding=\"{}\"><td>{}</td><td class=\"{}\">{}"
                        "</td><td>{}</td><td colspan=\"4\">{}</td><td>{}</td></tr>",
-                       d->pid, esc(f.id), esc(label_of(*d)), esc(f.severity), esc(f.severity), esc(f.id), esc(f.message),
-                       esc(f.fix));
+                       d->pid, esc(f.name()), esc(label_of(*d)), severity_name(f.severity()), severity_name(f.severity()),
+                       esc(f.name()), esc(f.message), esc(f.fix()));
       ++rows;
     }
   }
@@ -275,10 +276,11 @@ std::string gpu_time_section(const Procs& procs) {
     for (const GpuTimeDevice& g : d->gpu_time.devices) {
       if (!g.steady_idle && !g.precise_steady_idle) continue;
       std::string findings;
-      for (const GpuTimeFinding& f : d->gpu_time.findings)
-        if (f.device == g.device)
+      for (const Finding& f : d->gpu_time.findings)
+        if (f.recorded.device == g.device)
           findings += fmt::format("<div><span class=\"sev {}\">{}</span> {}: {}<br><span class=\"muted\">fix: {}</span></div>",
-                                  esc(f.severity), esc(f.id), esc(f.severity), esc(f.title), esc(f.fix));
+                                  severity_name(f.severity()), esc(f.name()), severity_name(f.severity()),
+                                  esc(f.recorded.title), esc(f.fix()));
       auto share = [](const std::optional<double>& v, const char* before = "") {
         return v ? fmt::format("{}{:.1f}%", before, 100 * *v) : std::string("-");
       };

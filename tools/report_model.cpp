@@ -20,8 +20,8 @@ RecordedFrame read_frame(const Node& n) {
   return f;
 }
 
-FindingSite read_site(const Node& n) {
-  FindingSite s;
+RecordedSite read_site(const Node& n) {
+  RecordedSite s;
   s.where = n.get<std::string>("where", "?");
   s.api = n.get<std::string>("api");
   for (const Node& py : n.elements("python")) s.python.push_back(py.raw().is_string() ? py.raw().get<std::string>() : "?");
@@ -38,21 +38,40 @@ FindingSite read_site(const Node& n) {
   return s;
 }
 
-Finding read_finding(const Node& n) {
-  Finding f;
-  f.id = n.get<std::string>("id", "?");
-  f.severity = n.get<std::string>("severity");
-  f.fix = n.get<std::string>("fix");
+// The part every finding list shares: the id (an old alias read as today's row; an id no row
+// has kept as written, FindingId::none), the report's severity and fix, and its message.
+// A severity other than info, warning or error leaves the row's (a warning for an unknown id).
+Finding read_finding_head(const Node& n) {
+  Finding f{};
+  const std::string id = n.get<std::string>("id", "?");
+  f.id = find_finding(id);
+  f.recorded.id = f.id == FindingId::none ? id : finding_info(f.id).name;
+  f.severity_override = severity_from_name(n.get<std::string>("severity"));
+  f.exact_fix = n.get<std::string>("fix");
   f.message = n.get<std::string>("message");
+  return f;
+}
+
+// findings[] and library_findings[].
+Finding read_finding(const Node& n) {
+  Finding f = read_finding_head(n);
   f.count = n.get<uint64_t>("count");
   f.blocked_ns = n.get<uint64_t>("blocked_ns");
   f.steps = n.get<uint64_t>("steps");
-  f.blocked_per_step_ns = n.get<uint64_t>("blocked_per_step_ns");
-  f.gpu_idle_after_per_step_ns = n.get_optional<uint64_t>("gpu_idle_after_per_step_ns");
-  f.predicted_saving_per_step_ns = n.get_optional<uint64_t>("predicted_saving_per_step_ns");
-  f.step_ns = n.get_optional<uint64_t>("step_ns");
-  for (const Node& a : n.elements("also")) f.also.push_back(a.raw().is_string() ? a.raw().get<std::string>() : "?");
-  for (const Node& s : n.elements("sites")) f.sites.push_back(read_site(s));
+  f.recorded.gpu_idle_after_per_step_ns = n.get_optional<uint64_t>("gpu_idle_after_per_step_ns");
+  f.recorded.predicted_saving_per_step_ns = n.get_optional<uint64_t>("predicted_saving_per_step_ns");
+  f.recorded.step_ns = n.get_optional<uint64_t>("step_ns");
+  for (const Node& a : n.elements("also")) f.recorded.also.push_back(a.raw().is_string() ? a.raw().get<std::string>() : "?");
+  for (const Node& s : n.elements("sites")) f.recorded.sites.push_back(read_site(s));
+  return f;
+}
+
+// gpu_time.findings[]: the device's, with its title and diagnosis as written.
+Finding read_gpu_finding(const Node& n) {
+  Finding f = read_finding_head(n);
+  f.recorded.title = n.get<std::string>("title");
+  f.recorded.diagnosis = n.get<std::string>("diagnosis");
+  f.recorded.device = n.get<int64_t>("device");
   return f;
 }
 
@@ -153,9 +172,7 @@ GpuTime read_gpu_time(const Node& n) {
     g.devices.push_back(std::move(dev));
   }
   for (const Node& f : n.elements("findings"))
-    g.findings.push_back({f.get<std::string>("id", "?"), f.get<std::string>("severity", "?"), f.get<std::string>("title"),
-                          f.get<std::string>("fix"), f.get<std::string>("diagnosis"), f.get<std::string>("message"),
-                          f.get<int64_t>("device")});
+    g.findings.push_back(read_gpu_finding(f));
   return g;
 }
 

@@ -10,44 +10,15 @@
 #include <string>
 #include <vector>
 
+#include "catalog/findings.h"
 #include "tools/json_fields.h"
 
 namespace cudashim::tools {
 
-// A native frame as the shim recorded it (findings[].sites[].frames[], where_frame).
-struct RecordedFrame {
-  std::optional<std::string> file;
-  std::optional<uint64_t> address;  // a link-time address in `file`
-  std::string build_id;
-  uint64_t size = 0;
-  int64_t mtime_ns = 0;
-};
-
-struct FindingSite {
-  std::string where;                             // as recorded ("?" when missing)
-  std::string api;                               // the exact ABI called there
-  std::optional<RecordedFrame> where_frame;      // when recorded as an object
-  std::optional<std::vector<std::optional<RecordedFrame>>> frames;  // when recorded; null frames stay null
-  uint64_t count = 0, blocked_ns = 0;
-  std::optional<uint64_t> gpu_idle_after_ns;     // GPU idle after its drains (absent in older reports)
-  std::vector<std::string> python;               // the Python stack at the first hit, innermost first
-  bool sampled = false;                          // a waiter's site: count is samples, no blocked time
-  std::optional<std::string> where_source;       // the resolved text of where_frame (report_reader.cpp)
-  std::vector<std::string> native_source;        // each of frames resolved (report_reader.cpp)
-  // The text of the site for people: the resolved source line when there is one, else `where`.
-  const std::string& text() const { return where_source ? *where_source : where; }
-};
-
-struct Finding {
-  std::string id, severity, fix, message;  // message: library findings
-  uint64_t count = 0, blocked_ns = 0;
-  uint64_t steps = 0, blocked_per_step_ns = 0;
-  std::optional<uint64_t> gpu_idle_after_per_step_ns;  // beside blocked_per_step_ns (absent in older reports)
-  // Its price (reports since predicted_saving_per_step_ns; absent in older ones).
-  std::optional<uint64_t> predicted_saving_per_step_ns, step_ns;
-  std::vector<std::string> also;  // other rows' aspects merged in at the same line
-  std::vector<FindingSite> sites;
-};
+// Findings (findings[], library_findings[], gpu_time.findings[]) are read into the one Finding of
+// catalog/findings.h: its id (FindingId::none for an id this build has no row for, kept as
+// written in recorded.id), the report's severity and fix, and what only a report has in
+// Finding::recorded (RecordedFinding: the call sites as recorded, the per-step figures as written).
 
 struct ApiRow {
   std::string name;
@@ -150,15 +121,10 @@ struct GpuTimeDevice {
   std::optional<Split> split;
   std::string summary;  // "idle 63%: 61 points host between launches (launch-bound, ...), 2 points after syncs"
 };
-struct GpuTimeFinding {
-  std::string id, severity, title, fix, diagnosis;
-  std::string message;  // the device's summary line (gpu.idle), "" before it
-  int64_t device = 0;
-};
 struct GpuTime {
   std::string mode, reason;  // "" in a report from before the section
   std::vector<GpuTimeDevice> devices;
-  std::vector<GpuTimeFinding> findings;
+  std::vector<Finding> findings;  // each with recorded.device, recorded.title and recorded.diagnosis
 };
 
 // A device as the driver named it (report "devices"), and a framework the process loaded

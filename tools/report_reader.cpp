@@ -155,19 +155,19 @@ std::string current_finding_id(const std::string& id) {
   return f == FindingId::none ? id : finding_info(f).name;
 }
 
-// Every finding of a report read as today's id, and its native call sites resolved
-// (where_source, native_source), in the model and in the document --json prints. pre: the
-// model was read from `doc` without a problem, so each finding and site of the model is
-// the element of the same index in `doc`.
+// Every finding of a report read as today's id (read_process_report read an old alias as its
+// row: Finding::name()) and its native call sites resolved (where_source, native_source), in
+// the model and in the document --json prints. pre: the model was read from `doc` without a
+// problem, so each finding and site of the model is the element of the same index in `doc`.
 void complete_findings(ProcessReport& r, nlohmann::json& doc) {
   for (auto [section, list] : {std::pair{"findings", &r.findings}, std::pair{"library_findings", &r.library_findings}}) {
     for (size_t i = 0; i < list->size(); ++i) {
       Finding& f = (*list)[i];
       nlohmann::json& jf = doc[section][i];
-      if (jf.contains("id")) jf["id"] = f.id = current_finding_id(f.id);
+      if (jf.contains("id")) jf["id"] = f.name();
       if (section != std::string_view("findings")) continue;
-      for (size_t k = 0; k < f.sites.size(); ++k) {
-        FindingSite& site = f.sites[k];
+      for (size_t k = 0; k < f.recorded.sites.size(); ++k) {
+        RecordedSite& site = f.recorded.sites[k];
         nlohmann::json& js = jf["sites"][k];
         if (site.where_frame) {
           nlohmann::json where = resolve_frame(site.where_frame);
@@ -343,7 +343,7 @@ std::string libraries_text(const ProcessReport& d, bool verbose) {
   for (const LoadedLibrary& l : d.libraries)
     if (l.family == "cudart" && !l.version.empty()) runtimes.insert(l.version);
   const bool warned = std::any_of(d.library_findings.begin(), d.library_findings.end(),
-                                  [](const Finding& f) { return f.severity != "info"; });
+                                  [](const Finding& f) { return f.severity() != Severity::info; });
   if (!verbose && !warned && runtimes.size() <= 1)
     return fmt::format("  libraries: {} CUDA librar{}, {}, consistent (the list: --verbose, or the report)\n",
                        d.libraries.size(), d.libraries.size() == 1 ? "y" : "ies",
@@ -402,10 +402,12 @@ std::string gpu_time_text(const GpuTime& g, const char* yellow, const char* rese
                          policy::idle_split_bar(s));
     }
   }
-  for (const GpuTimeFinding& f : g.findings)
-    out += fmt::format("  {}{}{}: [{}] device {}: {}{}\n    fix: {}\n", f.severity == "info" ? "" : yellow, t(f.severity),
-                       f.severity == "info" ? "" : reset, t(f.id), f.device, t(f.title),
-                       f.diagnosis.empty() ? "" : fmt::format(" ({})", t(f.diagnosis)), t(f.fix));
+  for (const Finding& f : g.findings) {
+    const bool info = f.severity() == Severity::info;
+    out += fmt::format("  {}{}{}: [{}] device {}: {}{}\n    fix: {}\n", info ? "" : yellow, severity_name(f.severity()),
+                       info ? "" : reset, t(f.name()), f.recorded.device, t(f.recorded.title),
+                       f.recorded.diagnosis.empty() ? "" : fmt::format(" ({})", t(f.recorded.diagnosis)), t(f.fix()));
+  }
   return out;
 }
 
@@ -555,10 +557,224 @@ std::vector<LoadedReport> load_reports(const std::vector<std::string>& paths, st
   return out;
 }
 
+namespace {
+
+// The terminal's escape sequences of a summary, or none.
+struct Colors {
+  const char* bold;
+  const char* yellow;
+  const char* reset;
+};
+
+// A flight record: what happened, each thread's last calls, the backtrace.
+std::string crash_text(const CrashRecord& c, const std::string& path, const Colors& k) {
+  std::string out = fmt::format("{}CRASH{} process {}: ", k.bold, k.reset, c.pid);
+  if (c.reason == "signal")
+    out += fmt::format("{} at {}\n", t(c.signal_name), t(c.fault_address));
+  else
+    out += fmt::format("{} returned {} ({})\n", t(c.api), cu_error_name(c.result), c.result);
+  for (const CrashThread& th : c.threads) {
+    std::string calls;
+    const auto& lc = th.last_calls;
+    for (size_t i = lc.size() > 6 ? lc.size() - 6 : 0; i < lc.size(); ++i)
+      calls += fmt::format("{}{}{}", calls.empty() ? "" : ", ", t(lc[i].api),
+                           lc[i].result ? fmt::format(" -> {}", lc[i].result) : "");
+    out += fmt::format("  thread {}: {} calls; last: {}\n", th.tid, th.calls, calls);
+  }
+  if (!c.backtrace.empty()) {
+    out += fmt::format("  backtrace of the {} thread:\n", c.backtrace_source == "signal_frame" ? "faulting" : "writing");
+    for (size_t i = 0; i < c.backtrace.size() && i < 16; ++i)
+      out += fmt::format("    #{:<2} {}\n", i, t(c.backtrace[i].source.value_or("?")));
+    if (c.backtrace.size() > 16) out += fmt::format("    ... {} more frames (--json has them)\n", c.backtrace.size() - 16);
+  }
+  out += fmt::format("  record: {}\n", t(path));
+  return out;
+}
+
+// A process with no report: what its event stream said. `crashed`: the pids that left a
+// flight record, and what ended them.
+std::string stream_text(const StreamSummary& s, const std::string& path, const std::map<int64_t, std::string>& crashed,
+                        const Colors& k) {
+  std::string out = fmt::format("{}process {}{}: no report; its event stream ", k.bold, s.pid, k.reset);
+  const double secs = s.last_t_ns / 1e9;
+  // A `signal` line: the shim saw that signal end the process and began its outputs.
+  const std::string by = s.signal.empty() ? "" : fmt::format(" after a {} line", t(s.signal));
+  if (s.ended)
+    out += fmt::format("ends with its exit line at {:.1f} s{}\n", secs, by);
+  else if (const auto crash = crashed.find(s.pid); crash != crashed.end())
+    out += fmt::format("stops at {:.1f} s: the process crashed ({}; its flight record is shown above)\n", secs,
+                       t(crash->second));
+  else if (!s.signal.empty())
+    out += fmt::format("stops at {:.1f} s{}: {} ended the process before its report was written\n", secs, by,
+                       t(s.signal));
+  else
+    out += fmt::format("stops at {:.1f} s without an exit line: the process was killed (SIGKILL) or is still "
+                       "running\n", secs);
+  if (const auto& c = s.last_counters) {
+    out += fmt::format("  {} hooked calls ({} failed), blocked {}, as of {:.1f} s\n", c->calls, c->errors,
+                       human_ns(c->blocked_ns), c->t_ns / 1e9);
+    for (const DeviceMemory& dev : c->devices)
+      out += fmt::format("  device {}: live {}, peak {}\n", dev.device, human_bytes(dev.live_bytes),
+                         human_bytes(dev.peak_bytes));
+  }
+  for (const std::string& id : s.findings) out += fmt::format("  {}{}{} (found while it ran)\n", k.yellow, t(id), k.reset);
+  if (s.findings_left_out > 0) out += fmt::format("  and {} more finding lines\n", s.findings_left_out);
+  if (s.libraries_loaded > 0) out += fmt::format("  {} CUDA libraries loaded while it ran\n", s.libraries_loaded);
+  if (s.cut) out += fmt::format("  {}cut:{} {}\n", k.yellow, k.reset, t(*s.cut));
+  out += fmt::format("  stream: {}\n", t(path));
+  return out;
+}
+
+// The process line, what ran where (run_metadata), and a missing driver.
+std::string process_header_text(const ProcessReport& d, const Colors& k) {
+  const std::string rank = d.rank ? fmt::format(" rank {}", *d.rank) : "";
+  std::string out = fmt::format("{}process {}{}{}: {}\n", k.bold, d.pid, rank, k.reset, t(d.exe));
+  out += run_metadata(d);
+  // No driver: the program asked for libcuda and none is loaded.
+  if (d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null)
+    out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",
+                       k.yellow, k.reset);
+  return out;
+}
+
+// The hooked calls: a failed cuInit, the totals and the blocked share, cudashim's own cost, and
+// the five APIs that blocked longest.
+std::string calls_text(const ProcessReport& d, const Colors& k) {
+  std::string out;
+  uint64_t calls = 0, errors = 0;
+  std::vector<std::pair<uint64_t, std::string>> blocked;
+  std::map<std::string, uint64_t> calls_of;
+  for (const ApiRow& row : d.api) {
+    if (row.name == "cuInit" && row.errors > 0)
+      out += fmt::format("  {}cuInit failed:{} {} (no usable CUDA device or driver)\n", k.yellow, k.reset,
+                         cu_error_name(row.last_error));
+    calls += row.calls;
+    errors += row.errors;
+    calls_of[row.name] = row.calls;
+    if (row.blocked_ns > 0) blocked.emplace_back(row.blocked_ns, row.name);
+  }
+  out += fmt::format("  {} hooked calls ({} failed) across {} APIs; blocked {} of {} wall ({:.1f}%)\n", calls, errors,
+                     d.api.size(), human_ns(d.blocked_ns), human_ns(d.wall_ns),
+                     d.wall_ns ? 100.0 * d.blocked_ns / d.wall_ns : 0.0);
+  // What cudashim itself cost this process (issue 33.4): its threads' CPU time and its hooks' estimate.
+  if (d.self_cost)
+    out += fmt::format("  cudashim used {:.2f}% of the run ({} CPU in its threads + about {} in its hooks; {:.1f}% of the "
+                       "process's CPU time)\n",
+                       d.self_cost->share_of_wall_pct, human_ns(d.self_cost->threads_cpu_ns),
+                       human_ns(d.self_cost->hooks_ns_estimate), d.self_cost->share_of_cpu_pct);
+  std::sort(blocked.rbegin(), blocked.rend());
+  for (size_t i = 0; i < blocked.size() && i < 5; ++i)
+    out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
+                       calls_of[blocked[i].second]);
+  return out;
+}
+
+// Beside the blocked time, the GPU idle the sync left each step until the next launch (reports
+// since gpu_idle_after_per_step_ns; nothing for older ones or a site that never drains).
+std::string idle_after_text(const Finding& f) {
+  const auto& idle = f.recorded.gpu_idle_after_per_step_ns;
+  return idle && f.steps ? fmt::format("  ({} blocked + {} GPU idle after, per step)", human_ns(f.blocked_per_step_ns()),
+                                       human_ns(*idle))
+                         : std::string();
+}
+
+// Its price: the step time it would save (reports since predicted_saving_per_step_ns), and the
+// other rows' aspects merged into it.
+std::string saving_text(const Finding& f) {
+  std::string out;
+  const auto& saving = f.recorded.predicted_saving_per_step_ns;
+  const auto& step = f.recorded.step_ns;
+  if (saving && f.steps)
+    out = step && *step ? fmt::format("  save {}/step ({:.1f}% of a {} step)", human_ns(*saving), 100.0 * *saving / *step,
+                                      human_ns(*step))
+                        : fmt::format("  save {}/step", human_ns(*saving));
+  for (const std::string& a : f.recorded.also) out += fmt::format(" (also {})", a);
+  return out;
+}
+
+// Sites of one line are one row (x.to(dev), y.to(dev) on one line are two call sites of the
+// interpreter, one line to the user); the report's JSON keeps them apart.
+struct SiteLine {
+  std::string text;
+  uint64_t count = 0, blocked_ns = 0, sites = 0, samples = 0;
+};
+
+std::vector<SiteLine> site_lines(const Finding& f) {
+  std::vector<SiteLine> lines;
+  for (const RecordedSite& s : f.recorded.sites) {
+    auto it = std::find_if(lines.begin(), lines.end(), [&](const SiteLine& l) { return l.text == s.text(); });
+    if (it == lines.end()) it = lines.insert(lines.end(), SiteLine{s.text()});
+    it->count += s.count, it->blocked_ns += s.blocked_ns, it->sites++;
+    if (s.sampled) it->samples += s.count;
+  }
+  return lines;
+}
+
+std::string sites_of(const SiteLine& l) {
+  std::string out = l.sites > 1 ? fmt::format(" ({} call sites on this line)", l.sites) : "";
+  // A waiter's site (shim/wait_sampler.h): its calls are another thread's, its count samples.
+  if (l.samples)
+    out += fmt::format(" (sampled: the main thread seen waiting here {} times while another thread read back; "
+                       "blocked time not measured)", l.samples);
+  return out;
+}
+
+// Every site of each finding (the second one is as much the job's to fix as the first), then
+// what is wrong with the libraries, driver and device code the process loaded.
+std::string findings_text(const ProcessReport& d, const Colors& k) {
+  std::string out;
+  for (const Finding& f : d.findings) {
+    const std::vector<SiteLine> lines = site_lines(f);
+    out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n",
+                       f.severity() == Severity::info ? "" : k.yellow, t(f.name()), k.reset, f.count,
+                       human_ns(f.blocked_ns), lines.empty() ? std::string("(process-wide)") : t(lines[0].text),
+                       lines.empty() ? "" : sites_of(lines[0]), idle_after_text(f) + saving_text(f));
+    for (size_t i = 1; i < lines.size(); ++i)
+      out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}{}\n", "", lines[i].count, human_ns(lines[i].blocked_ns),
+                         t(lines[i].text), sites_of(lines[i]));
+  }
+  for (const Finding& f : d.library_findings)
+    out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity() == Severity::info ? "" : k.yellow, t(f.name()), k.reset,
+                       severity_name(f.severity()), t(f.message));
+  return out;
+}
+
+// PyTorch's own counters against what the process holds (the torch_memory section).
+std::string torch_text(const ProcessReport& d, const Colors& k) {
+  std::string out;
+  for (const TorchSnapshot& snap : d.torch)
+    for (const TorchDevice& td : snap.devices) {
+      out += fmt::format("  {}torch device {} at {}:{} allocated {} (peak {}) of {} reserved (peak {}), {:.0f}% "
+                         "reserved but unallocated; the process holds {}{}{}\n",
+                         td.fragmented ? k.yellow : "", td.device, t(snap.moment), td.fragmented ? k.reset : "",
+                         human_bytes(td.allocated_bytes), human_bytes(td.allocated_peak_bytes),
+                         human_bytes(td.reserved_bytes), human_bytes(td.reserved_peak_bytes),
+                         100.0 * td.fragmentation, human_bytes(td.process_bytes),
+                         td.outside_torch_bytes > 0
+                             ? fmt::format(", {} of it outside torch's allocator", human_bytes(td.outside_torch_bytes))
+                             : "",
+                         td.alloc_retries > 0 ? fmt::format("; {} allocation retries", td.alloc_retries) : "");
+    }
+  return out;
+}
+
+// A per-process report, top to bottom.
+std::string process_text(const ProcessReport& d, const std::string& path, bool verbose, const Colors& k) {
+  std::string out = process_header_text(d, k) + calls_text(d, k) + findings_text(d, k);
+  for (const DeviceMemory& dev : d.devices)
+    out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
+                       human_bytes(dev.live_bytes));
+  out += oom_text(d.oom, k.yellow, k.reset) + leaks_text(d) + libraries_text(d, verbose) + policy_text(d.policy, verbose) +
+         pool_text(d.pool) + gpu_time_text(d.gpu_time, k.yellow, k.reset);
+  out += torch_text(d, k);
+  out += fmt::format("  report: {}\n", t(path));
+  return out;
+}
+
+}  // namespace
+
 std::string render_summary(const std::vector<LoadedReport>& reports, bool color, bool verbose) {
-  const char* bold = color ? "\033[1m" : "";
-  const char* yellow = color ? "\033[33m" : "";
-  const char* reset = color ? "\033[0m" : "";
+  const Colors k{color ? "\033[1m" : "", color ? "\033[33m" : "", color ? "\033[0m" : ""};
   std::string out;
   // A process that left a flight record crashed: its stream's missing exit line is that
   // crash, not a SIGKILL. (A folder lists <base>-crash.json before <base>.ndjson.)
@@ -567,166 +783,12 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color,
     if (const auto* c = std::get_if<CrashRecord>(&r.what))
       crashed[c->pid] = c->reason == "signal" ? c->signal_name : fmt::format("{} returned {}", c->api, c->result);
   for (const LoadedReport& r : reports) {
-    if (const auto* c = std::get_if<CrashRecord>(&r.what)) {  // a flight record: what happened, the last calls
-      out += fmt::format("{}CRASH{} process {}: ", bold, reset, c->pid);
-      if (c->reason == "signal")
-        out += fmt::format("{} at {}\n", t(c->signal_name), t(c->fault_address));
-      else
-        out += fmt::format("{} returned {} ({})\n", t(c->api), cu_error_name(c->result), c->result);
-      for (const CrashThread& th : c->threads) {
-        std::string calls;
-        const auto& lc = th.last_calls;
-        for (size_t i = lc.size() > 6 ? lc.size() - 6 : 0; i < lc.size(); ++i)
-          calls += fmt::format("{}{}{}", calls.empty() ? "" : ", ", t(lc[i].api),
-                               lc[i].result ? fmt::format(" -> {}", lc[i].result) : "");
-        out += fmt::format("  thread {}: {} calls; last: {}\n", th.tid, th.calls, calls);
-      }
-      if (!c->backtrace.empty()) {
-        out += fmt::format("  backtrace of the {} thread:\n", c->backtrace_source == "signal_frame" ? "faulting" : "writing");
-        for (size_t i = 0; i < c->backtrace.size() && i < 16; ++i)
-          out += fmt::format("    #{:<2} {}\n", i, t(c->backtrace[i].source.value_or("?")));
-        if (c->backtrace.size() > 16) out += fmt::format("    ... {} more frames (--json has them)\n", c->backtrace.size() - 16);
-      }
-      out += fmt::format("  record: {}\n", t(r.path));
-      continue;
-    }
-    if (const auto* s = std::get_if<StreamSummary>(&r.what)) {  // no report: what its event stream said
-      out += fmt::format("{}process {}{}: no report; its event stream ", bold, s->pid, reset);
-      const double secs = s->last_t_ns / 1e9;
-      // A `signal` line: the shim saw that signal end the process and began its outputs.
-      const std::string by = s->signal.empty() ? "" : fmt::format(" after a {} line", t(s->signal));
-      if (s->ended)
-        out += fmt::format("ends with its exit line at {:.1f} s{}\n", secs, by);
-      else if (const auto crash = crashed.find(s->pid); crash != crashed.end())
-        out += fmt::format("stops at {:.1f} s: the process crashed ({}; its flight record is shown above)\n", secs,
-                           t(crash->second));
-      else if (!s->signal.empty())
-        out += fmt::format("stops at {:.1f} s{}: {} ended the process before its report was written\n", secs, by,
-                           t(s->signal));
-      else
-        out += fmt::format("stops at {:.1f} s without an exit line: the process was killed (SIGKILL) or is still "
-                           "running\n", secs);
-      if (const auto& c = s->last_counters) {
-        out += fmt::format("  {} hooked calls ({} failed), blocked {}, as of {:.1f} s\n", c->calls, c->errors,
-                           human_ns(c->blocked_ns), c->t_ns / 1e9);
-        for (const DeviceMemory& dev : c->devices)
-          out += fmt::format("  device {}: live {}, peak {}\n", dev.device, human_bytes(dev.live_bytes),
-                             human_bytes(dev.peak_bytes));
-      }
-      for (const std::string& id : s->findings) out += fmt::format("  {}{}{} (found while it ran)\n", yellow, t(id), reset);
-      if (s->findings_left_out > 0) out += fmt::format("  and {} more finding lines\n", s->findings_left_out);
-      if (s->libraries_loaded > 0) out += fmt::format("  {} CUDA libraries loaded while it ran\n", s->libraries_loaded);
-      if (s->cut) out += fmt::format("  {}cut:{} {}\n", yellow, reset, t(*s->cut));
-      out += fmt::format("  stream: {}\n", t(r.path));
-      continue;
-    }
-    const ProcessReport& d = std::get<ProcessReport>(r.what);
-    const std::string rank = d.rank ? fmt::format(" rank {}", *d.rank) : "";
-    out += fmt::format("{}process {}{}{}: {}\n", bold, d.pid, rank, reset, t(d.exe));
-    out += run_metadata(d);
-    // No driver: the program asked for libcuda and none is loaded.
-    if (d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null)
-      out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",
-                         yellow, reset);
-    uint64_t calls = 0, errors = 0;
-    std::vector<std::pair<uint64_t, std::string>> blocked;
-    std::map<std::string, uint64_t> calls_of;
-    for (const ApiRow& row : d.api) {
-      if (row.name == "cuInit" && row.errors > 0)
-        out += fmt::format("  {}cuInit failed:{} {} (no usable CUDA device or driver)\n", yellow, reset,
-                           cu_error_name(row.last_error));
-      calls += row.calls;
-      errors += row.errors;
-      calls_of[row.name] = row.calls;
-      if (row.blocked_ns > 0) blocked.emplace_back(row.blocked_ns, row.name);
-    }
-    out += fmt::format("  {} hooked calls ({} failed) across {} APIs; blocked {} of {} wall ({:.1f}%)\n", calls, errors,
-                       d.api.size(), human_ns(d.blocked_ns), human_ns(d.wall_ns),
-                       d.wall_ns ? 100.0 * d.blocked_ns / d.wall_ns : 0.0);
-    // What cudashim itself cost this process (issue 33.4): its threads' CPU time and its hooks' estimate.
-    if (d.self_cost)
-      out += fmt::format("  cudashim used {:.2f}% of the run ({} CPU in its threads + about {} in its hooks; {:.1f}% of the "
-                         "process's CPU time)\n",
-                         d.self_cost->share_of_wall_pct, human_ns(d.self_cost->threads_cpu_ns),
-                         human_ns(d.self_cost->hooks_ns_estimate), d.self_cost->share_of_cpu_pct);
-    std::sort(blocked.rbegin(), blocked.rend());
-    for (size_t i = 0; i < blocked.size() && i < 5; ++i)
-      out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
-                         calls_of[blocked[i].second]);
-    // Every site of each finding: the second one is as much the job's to fix as the first.
-    // Beside the blocked time, the GPU idle the sync left each step until the next launch
-    // (reports since gpu_idle_after_per_step_ns; nothing for older ones or a site that never drains).
-    auto idle_of = [](const Finding& f) {
-      return f.gpu_idle_after_per_step_ns && f.steps
-                 ? fmt::format("  ({} blocked + {} GPU idle after, per step)", human_ns(f.blocked_per_step_ns),
-                               human_ns(*f.gpu_idle_after_per_step_ns))
-                 : std::string();
-    };
-    // Its price: the step time it would save (reports since predicted_saving_per_step_ns).
-    auto saving_of = [](const Finding& f) {
-      std::string out;
-      if (f.predicted_saving_per_step_ns && f.steps)
-        out = f.step_ns && *f.step_ns
-                  ? fmt::format("  save {}/step ({:.1f}% of a {} step)", human_ns(*f.predicted_saving_per_step_ns),
-                                100.0 * *f.predicted_saving_per_step_ns / *f.step_ns, human_ns(*f.step_ns))
-                  : fmt::format("  save {}/step", human_ns(*f.predicted_saving_per_step_ns));
-      for (const std::string& a : f.also) out += fmt::format(" (also {})", a);
-      return out;
-    };
-    for (const Finding& f : d.findings) {
-      // Sites of one line are one row (x.to(dev), y.to(dev) on one line are two call sites of
-      // the interpreter, one line to the user); the report's JSON keeps them apart.
-      struct Line {
-        std::string text;
-        uint64_t count = 0, blocked_ns = 0, sites = 0, samples = 0;
-      };
-      std::vector<Line> lines;
-      for (const FindingSite& s : f.sites) {
-        auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& l) { return l.text == s.text(); });
-        if (it == lines.end()) it = lines.insert(lines.end(), Line{s.text()});
-        it->count += s.count, it->blocked_ns += s.blocked_ns, it->sites++;
-        if (s.sampled) it->samples += s.count;
-      }
-      auto sites_of = [](const Line& l) {
-        std::string out = l.sites > 1 ? fmt::format(" ({} call sites on this line)", l.sites) : "";
-        // A waiter's site (shim/wait_sampler.h): its calls are another thread's, its count samples.
-        if (l.samples)
-          out += fmt::format(" (sampled: the main thread seen waiting here {} times while another thread read back; "
-                             "blocked time not measured)", l.samples);
-        return out;
-      };
-      out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n", f.severity == "info" ? "" : yellow, t(f.id),
-                         reset, f.count, human_ns(f.blocked_ns),
-                         lines.empty() ? std::string("(process-wide)") : t(lines[0].text), lines.empty() ? "" : sites_of(lines[0]),
-                         idle_of(f) + saving_of(f));
-      for (size_t i = 1; i < lines.size(); ++i)
-        out += fmt::format("  {:<26} {:>8} calls {:>10} blocked  at {}{}\n", "", lines[i].count, human_ns(lines[i].blocked_ns),
-                           t(lines[i].text), sites_of(lines[i]));
-    }
-    // What is wrong with the libraries, driver and device code the process loaded.
-    for (const Finding& f : d.library_findings)
-      out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity == "info" ? "" : yellow, t(f.id), reset,
-                         f.severity.empty() ? "?" : t(f.severity), t(f.message));
-    for (const DeviceMemory& dev : d.devices)
-      out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
-                         human_bytes(dev.live_bytes));
-    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d, verbose) + policy_text(d.policy, verbose) + pool_text(d.pool) +
-           gpu_time_text(d.gpu_time, yellow, reset);
-    // PyTorch's own counters against what the process holds (the torch_memory section).
-    for (const TorchSnapshot& snap : d.torch)
-      for (const TorchDevice& td : snap.devices) {
-        out += fmt::format("  {}torch device {} at {}:{} allocated {} (peak {}) of {} reserved (peak {}), {:.0f}% "
-                           "reserved but unallocated; the process holds {}{}{}\n",
-                           td.fragmented ? yellow : "", td.device, t(snap.moment), td.fragmented ? reset : "",
-                           human_bytes(td.allocated_bytes), human_bytes(td.allocated_peak_bytes),
-                           human_bytes(td.reserved_bytes), human_bytes(td.reserved_peak_bytes),
-                           100.0 * td.fragmentation, human_bytes(td.process_bytes),
-                           td.outside_torch_bytes > 0
-                               ? fmt::format(", {} of it outside torch's allocator", human_bytes(td.outside_torch_bytes))
-                               : "",
-                           td.alloc_retries > 0 ? fmt::format("; {} allocation retries", td.alloc_retries) : "");
-      }
-    out += fmt::format("  report: {}\n", t(r.path));
+    if (const auto* c = std::get_if<CrashRecord>(&r.what))
+      out += crash_text(*c, r.path, k);
+    else if (const auto* s = std::get_if<StreamSummary>(&r.what))  // no report: what its event stream said
+      out += stream_text(*s, r.path, crashed, k);
+    else
+      out += process_text(std::get<ProcessReport>(r.what), r.path, verbose, k);
   }
   return out;
 }

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 
+#include "catalog/hooks.h"
+#include "policy/sync_rules.h"
+#include "recorder/callsites.h"
+
 namespace cudashim::policy {
 namespace {
 
@@ -97,6 +101,40 @@ std::vector<ManagedPaging> managed_paging(const std::vector<recorder::GpuPcieSam
     out.push_back(std::move(m));
   }
   return out;
+}
+
+namespace {
+
+// Host<->device bytes of the program's copies over the run: the outermost copy calls' bytes at
+// their call sites (a runtime copy and the driver copy under it count once), device-to-device
+// copies and memsets left out; a copy of unknown direction is counted (it may cross the bus).
+uint64_t host_device_copy_bytes() {
+  uint64_t b = 0;
+  recorder::for_each_site([&](const recorder::CallSite& s) {
+    const HookInfo& h = hook_info(s.api);
+    if (h.family == Family::copy && h.dir != CopyDir::D2D && h.dir != CopyDir::MEMSET)
+      b += s.bytes.load(std::memory_order_relaxed);
+  });
+  return b;
+}
+
+// memory.managed-paging at `m`'s device: the row's severity, the fix at its costliest site.
+Finding paging_finding(const ManagedPaging& m) {
+  Finding f{FindingId::managed_paging, fmt::format("device {}", m.device), "", m.evidence};
+  const void* top = m.sites.empty() ? nullptr : m.sites.front().site;
+  if (top) f.exact_fix = fmt::format("{}: {}", describe_site(*static_cast<const recorder::CallSite*>(top)), f.info().fix);
+  return f;
+}
+
+}  // namespace
+
+std::vector<ManagedPaging> evaluate_managed_paging(uint64_t start_ns, uint64_t end_ns) {
+  // The steady windows only: the host's side does not change them.
+  const auto gpu = gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), HostActivity{}, start_ns, end_ns);
+  auto devices = managed_paging(recorder::gpu_pcie_samples(), gpu, host_device_copy_bytes(), start_ns, end_ns);
+  for (ManagedPaging& m : devices)
+    if (m.finding) m.found = paging_finding(m);
+  return devices;
 }
 
 }  // namespace cudashim::policy

@@ -4,9 +4,11 @@
 // (catalog/findings.def). How each number is measured and its error: docs/managed-memory.md.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "catalog/findings.h"
 #include "policy/rules/gpu_time.h"
 #include "recorder/gpu_samples.h"
 
@@ -50,6 +52,9 @@ struct ManagedPaging {
   std::vector<ManagedSiteTraffic> sites;  // the most bytes first
   bool finding = false;            // memory.managed-paging
   std::vector<std::string> evidence;      // the numbers behind it, one line each (sites by the caller)
+  // The finding itself when `finding` (evaluate_managed_paging fills it): memory.managed-paging at
+  // the device, its fix naming the costliest site, its evidence the numbers above.
+  std::optional<Finding> found;
 };
 
 // The managed-memory traffic of each device with PCIe readings. `gpu` gives the steady windows
@@ -59,5 +64,11 @@ struct ManagedPaging {
 std::vector<ManagedPaging> managed_paging(const std::vector<recorder::GpuPcieSample>& pcie,
                                           const std::vector<GpuDeviceTime>& gpu, uint64_t copy_bytes,
                                           uint64_t start_ns, uint64_t end_ns);
+
+// The managed-memory traffic of this process's devices, decided once per report
+// (report/report.cpp): the recorder's PCIe readings over [start_ns, end_ns] against the
+// devices' steady windows and the copy hooks' host<->device bytes (outermost calls, by call
+// site), with each finding filled in (ManagedPaging::found). Cold: walks every call site.
+std::vector<ManagedPaging> evaluate_managed_paging(uint64_t start_ns, uint64_t end_ns);
 
 }  // namespace cudashim::policy

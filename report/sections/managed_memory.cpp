@@ -1,16 +1,14 @@
 // managed_memory.cpp: the report's "managed_memory" section: managed (unified) memory over
 // the bus. The default mode's estimate per device from NVML's PCIe throughput while managed
-// allocations were live (policy/rules/managed_paging.h), split over the allocations' call sites,
-// the memory.managed-paging finding at those sites, and the precise mode's exact counts per
-// site when it filled them (recorder/managed_migration.h). docs/managed-memory.md,
-// docs/report-schema.md.
+// allocations were live, split over the allocations' call sites, and the memory.managed-paging
+// finding at those sites, as policy/rules/managed_paging.h decided them once for the report
+// (ReportContext::managed); and the precise mode's exact counts per site when it filled them
+// (recorder/managed_migration.h). docs/managed-memory.md, docs/report-schema.md.
 #include <fmt/format.h>
 
-#include "policy/rules/gpu_time.h"
 #include "policy/rules/managed_paging.h"
 #include "policy/sync_rules.h"
 #include "recorder/callsites.h"
-#include "recorder/gpu_samples.h"
 #include "recorder/managed_migration.h"
 #include "report/sections/sections.h"
 
@@ -26,19 +24,6 @@ void write_where(JsonWriter& w, const void* site) {
   if (site) w.value(policy::describe_site(*as_site(site))); else w.null();
   w.key("api");
   if (site) w.value(hook_info(as_site(site)->api).name); else w.null();
-}
-
-// Host<->device bytes of the program's copies over the run: the outermost copy calls' bytes at
-// their call sites (a runtime copy and the driver copy under it count once), device-to-device
-// copies and memsets left out; a copy of unknown direction is counted (it may cross the bus).
-uint64_t host_device_copy_bytes() {
-  uint64_t b = 0;
-  recorder::for_each_site([&](const recorder::CallSite& s) {
-    const HookInfo& h = hook_info(s.api);
-    if (h.family == Family::copy && h.dir != CopyDir::D2D && h.dir != CopyDir::MEMSET)
-      b += s.bytes.load(std::memory_order_relaxed);
-  });
-  return b;
 }
 
 void write_device(JsonWriter& w, const policy::ManagedPaging& m, uint64_t start) {
@@ -86,16 +71,15 @@ void write_device(JsonWriter& w, const policy::ManagedPaging& m, uint64_t start)
   }
 }
 
-void write_finding(JsonWriter& w, const policy::ManagedPaging& m) {
-  const FindingInfo& f = finding_info(FindingId::managed_paging);
+// The finding as policy::evaluate_managed_paging decided it, and the sites it names.
+void write_finding(JsonWriter& w, const policy::ManagedPaging& m, const Finding& f) {
   auto o = w.object();
-  w.member("id", f.name);
-  w.member("severity", severity_name(f.severity));
+  w.member("id", f.name());
+  w.member("severity", severity_name(f.severity()));
   w.member("device", m.device);
   w.member("estimate", true);
-  w.member("title", f.title);
-  const void* top = m.sites.empty() ? nullptr : m.sites.front().site;
-  w.member("fix", top ? fmt::format("{}: {}", where(top), f.fix) : std::string(f.fix));
+  w.member("title", f.info().title);
+  w.member("fix", f.fix());
   w.key("sites");
   auto a = w.array();
   for (size_t i = 0; i < m.sites.size() && i < 5; ++i) {
@@ -127,23 +111,19 @@ void write_precise(JsonWriter& w) {
 }  // namespace
 
 void write_managed_memory(JsonWriter& w, const ReportContext& c) {
-  const uint64_t start = c.process.start_mono_ns, end = start + c.wall_ns;
-  // The steady windows only: the host's side does not change them.
-  const auto gpu = policy::gpu_time(recorder::gpu_util_samples(), recorder::gpu_health_samples(), policy::HostActivity{},
-                                    start, end);
-  const auto devices = policy::managed_paging(recorder::gpu_pcie_samples(), gpu, host_device_copy_bytes(), start, end);
+  const uint64_t start = c.process.start_mono_ns;
   auto o = w.object();
   w.member("floor_kbps", policy::managed_paging_thresholds().floor_kbps);
   w.key("devices");
   {
     auto a = w.array();
-    for (const auto& m : devices) write_device(w, m, start);
+    for (const auto& m : c.managed) write_device(w, m, start);
   }
   w.key("findings");
   {
     auto a = w.array();
-    for (const auto& m : devices)
-      if (m.finding) write_finding(w, m);
+    for (const auto& m : c.managed)
+      if (m.found) write_finding(w, m, *m.found);
   }
   w.key("precise");
   write_precise(w);

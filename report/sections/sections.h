@@ -8,6 +8,7 @@
 #include "policy/framework_env.h"
 #include "policy/library_inventory.h"
 #include "policy/rules/gpu_time.h"
+#include "policy/rules/managed_paging.h"
 #include "policy/settings_load.h"
 #include "policy/sync_rules.h"
 #include "recorder/json_writer.h"
@@ -25,6 +26,7 @@ struct ReportContext {
   const policy::LibraryInventory& libraries;     // the library watch's last re-read
   const std::vector<Finding>& findings;  // the runtime rules, evaluated once for this report
   const policy::GpuTimeResult& gpu;      // the GPU time and its diagnosis (policy/rules/gpu_time.h), decided once
+  const std::vector<policy::ManagedPaging>& managed;  // managed memory over the bus and its findings, decided once
   const ReportEnvironment& environment;         // variables and the driver's version file, read by the caller
   uint64_t end_unix_ns;                          // CLOCK_REALTIME now
   uint64_t wall_ns;                              // monotonic time since start-up
