@@ -169,6 +169,7 @@ constexpr int kTicks = 7;
 std::atomic<void (*)()> g_ticks[kTicks];
 std::atomic<const char*> g_tick_names[kTicks];
 // The flush thread's parts past the ticks (recorder/own_cost.h, own_part_add).
+constexpr uint64_t kSleepNs = 1000000000ull;  // a round: its ticks, then this sleep
 constexpr uint64_t kTenthNs = 100000000ull;
 constexpr int kPartSnapshot = kTicks, kPartWake = kTicks + 1, kPartStart = kTicks + 2;
 static_assert(kPartStart < kOwnParts);
@@ -203,7 +204,11 @@ bool sleep_for(uint64_t ns) {
 // destroyed then, never on exit()): from then on the process ends with its last thread.
 std::atomic<bool> g_main_left{false};
 pthread_key_t g_main_key;
-void on_main_left(void*) { g_main_left.store(true, std::memory_order_release); }
+// It wakes the flush thread, which from then on looks every 100 ms for the end of the last thread.
+void on_main_left(void*) {
+  g_main_left.store(true, std::memory_order_release);
+  stream_wake();
+}
 
 // Marks the calling thread, when it is the main thread, so that its pthread_exit is seen.
 void watch_main_thread() {
@@ -265,9 +270,14 @@ void* flush_loop(void*) {
       if (auto tick = g_ticks[i].load(std::memory_order_acquire))
         cpu = run_part(i, g_tick_names[i].load(std::memory_order_relaxed), cpu, tick);
     if (g_state.load(std::memory_order_acquire) == 1) cpu = run_part(kPartSnapshot, "snapshot", cpu, [] { snapshot("snapshot"); });
+    // The rest of the second in one sleep (a wake-up, a signal's, ends it early), in slices of
+    // 100 ms only once the main thread has left (exit_if_last_thread): ten timed wake-ups a
+    // second cost the thread more CPU than all its ticks on a quiet job (self_cost.parts).
     cpu = run_part(kPartWake, "sleep_and_wake", cpu, [] {
-      for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) {
-        if (sleep_for(kTenthNs))
+      const uint64_t end = monotonic_ns() + kSleepNs;
+      for (uint64_t now = monotonic_ns(); now < end && g_state.load(std::memory_order_acquire) == 1; now = monotonic_ns()) {
+        const uint64_t left = end - now;
+        if (sleep_for(g_main_left.load(std::memory_order_acquire) ? std::min(left, kTenthNs) : left))
           if (auto wake = g_on_wake.load(std::memory_order_acquire)) wake();
         exit_if_last_thread();
       }
