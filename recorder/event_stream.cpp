@@ -251,9 +251,10 @@ void exit_if_last_thread() {
 // clock after it (the next part's `before`).
 template <typename Fn>
 uint64_t run_part(int part, const char* name, uint64_t before, Fn&& fn) {
+  const uint64_t wall = monotonic_ns();
   fn();
   const uint64_t after = own_thread_cpu_ns();
-  own_part_add(part, name, after - before);
+  own_part_add(part, name, after - before, monotonic_ns() - wall);
   return after;
 }
 

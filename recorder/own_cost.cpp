@@ -21,7 +21,7 @@ constinit std::atomic<uint64_t> g_ended_ns{0};
 // only, read by the report's writer; relaxed atomics, a reader may see a run half added.
 struct PartSlot {
   std::atomic<const char*> name{nullptr};
-  std::atomic<uint64_t> cpu_ns{0}, runs{0}, max_ns{0};
+  std::atomic<uint64_t> cpu_ns{0}, runs{0}, max_ns{0}, wall_ns{0};
 };
 constinit PartSlot g_parts[kOwnParts];
 struct RoundSlot {
@@ -81,7 +81,7 @@ void own_threads_reset() {
   for (PartSlot& p : g_parts) {
     p.name.store(nullptr, std::memory_order_relaxed);
     p.cpu_ns.store(0, std::memory_order_relaxed), p.runs.store(0, std::memory_order_relaxed);
-    p.max_ns.store(0, std::memory_order_relaxed);
+    p.max_ns.store(0, std::memory_order_relaxed), p.wall_ns.store(0, std::memory_order_relaxed);
   }
   g_nrounds.store(0, std::memory_order_relaxed);
   g_flush_total_ns.store(0, std::memory_order_relaxed);
@@ -89,12 +89,13 @@ void own_threads_reset() {
 
 uint64_t own_thread_cpu_ns() { return read_clock(CLOCK_THREAD_CPUTIME_ID); }
 
-void own_part_add(int part, const char* name, uint64_t cpu_ns) {
+void own_part_add(int part, const char* name, uint64_t cpu_ns, uint64_t wall_ns) {
   if (part < 0 || part >= kOwnParts) return;
   PartSlot& p = g_parts[part];
   p.name.store(name, std::memory_order_relaxed);
   p.cpu_ns.fetch_add(cpu_ns, std::memory_order_relaxed);
   p.runs.fetch_add(1, std::memory_order_relaxed);
+  p.wall_ns.fetch_add(wall_ns, std::memory_order_relaxed);
   if (cpu_ns > p.max_ns.load(std::memory_order_relaxed)) p.max_ns.store(cpu_ns, std::memory_order_relaxed);
 }
 
@@ -104,7 +105,7 @@ int own_parts(OwnPart* out) {
     const char* name = p.name.load(std::memory_order_relaxed);
     if (name == nullptr) continue;
     out[n++] = {name, p.cpu_ns.load(std::memory_order_relaxed), p.runs.load(std::memory_order_relaxed),
-                p.max_ns.load(std::memory_order_relaxed)};
+                p.max_ns.load(std::memory_order_relaxed), p.wall_ns.load(std::memory_order_relaxed)};
   }
   return n;
 }

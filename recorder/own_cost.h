@@ -34,14 +34,15 @@ inline constexpr uint64_t kHookPythonFrameNs = 35;
 uint64_t own_thread_cpu_ns();
 
 // The flush thread's work by part (recorder/event_stream.cpp reads its thread's CPU clock
-// around each tick function): what each part cost in all, how often it ran, its costliest run.
+// around each tick function): what each part cost in all, how often it ran, its costliest run,
+// and the wall time it took (a part that waits, NVML's calls into the driver, shows there).
 // Written by the flush thread only; read by whoever writes the report.
 inline constexpr int kOwnParts = 12;
 struct OwnPart {
   const char* name = nullptr;  // nullptr: the part never ran
-  uint64_t cpu_ns = 0, runs = 0, max_ns = 0;
+  uint64_t cpu_ns = 0, runs = 0, max_ns = 0, wall_ns = 0;
 };
-void own_part_add(int part, const char* name, uint64_t cpu_ns);
+void own_part_add(int part, const char* name, uint64_t cpu_ns, uint64_t wall_ns);
 // Copies the parts that ran into `out` (kOwnParts entries); returns how many.
 int own_parts(OwnPart* out);
 

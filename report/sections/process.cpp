@@ -55,6 +55,7 @@ void write_self_cost(JsonWriter& w, const ReportContext& c) {
     w.member("cpu_ns", parts[i].cpu_ns);
     w.member("runs", parts[i].runs);
     w.member("max_ns", parts[i].max_ns);
+    w.member("wall_ns", parts[i].wall_ns);
   }
 }
 

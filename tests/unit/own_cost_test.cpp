@@ -78,16 +78,17 @@ TEST_CASE("the hooks' estimate is each kind's calls times its cost", "[recorder]
 
 TEST_CASE("the flush thread's parts add up by name, and steady is its median round plus the rest", "[recorder][own_cost]") {
   rec::own_threads_reset();
-  rec::own_part_add(0, "library_watch", 400);
-  rec::own_part_add(0, "library_watch", 100);
-  rec::own_part_add(3, "gpu_sampler", 50);
-  rec::own_part_add(rec::kOwnParts, "out of range", 7);  // ignored
+  rec::own_part_add(0, "library_watch", 400, 1000);
+  rec::own_part_add(0, "library_watch", 100, 200);
+  rec::own_part_add(3, "gpu_sampler", 50, 5000);
+  rec::own_part_add(rec::kOwnParts, "out of range", 7, 7);  // ignored
   rec::OwnPart parts[rec::kOwnParts];
   REQUIRE(rec::own_parts(parts) == 2);
   CHECK(std::string(parts[0].name) == "library_watch");
   CHECK(parts[0].cpu_ns == 500);
   CHECK(parts[0].runs == 2);
   CHECK(parts[0].max_ns == 400);
+  CHECK(parts[0].wall_ns == 1200);
   CHECK(std::string(parts[1].name) == "gpu_sampler");
   auto t = std::make_unique<rec::CounterTotals>();
   *t = {};
