@@ -18,12 +18,13 @@ units (exact, but blind to a worker's own luck). Settled when the bootstrap inte
 side of the goal (GOAL_PCT): "settled: shim costs X % +- Y % (95 %), below the 0.5 % goal", else
 "not settled". The reports' self_cost (the tool's own account) is printed beside it.
 
-  selfcost.py run --cli CLI --out DIR [--pairs 4] [--seconds 100] [--block 150] [--drop 20]
-                  [--warm 3] [--prep 60000] [--cpu FAKECUDA_DIR]
+  selfcost.py run --cli CLI --out DIR [--pairs 4] [--seconds 100] [--total S] [--block 150]
+                  [--drop 20] [--warm 3] [--prep 60000] [--cpu FAKECUDA_DIR]
       GPU: the loop in torch (a pinned batch, a non_blocking copy, an MLP's forward, backward and
       step). --cpu: the same shape through the runtime test double by ctypes (launches and an
       async copy per step; the double runs nothing), for this machine. Writes DIR/selfcost.json
-      (every block's step times) and DIR/selfcost.md (the table); prints the table.
+      (every block's step times) and DIR/selfcost.md (the table); prints the table. --total: no
+      round starts past S seconds from the start, however slow the start-up was (a time limit).
   selfcost.py table DIR/selfcost.json   the table again, from the figures (tested on a fixture).
   selfcost.py child [--prep N] [--warm S] [--cpu CUDART]   one worker (what `run` starts): reads
       "run N" (prints the N steps' times, us, as one JSON line) or "quit" from stdin.
@@ -32,7 +33,7 @@ side of the goal (GOAL_PCT): "settled: shim costs X % +- Y % (95 %), below the 0
 --cpu, N/8 in pure Python). Exit 0 unless a worker fails; selfcost.json is rewritten after every
 round, so a run cut short leaves the rounds it finished (`table` makes the table from them). On the H200: ~15 s of start-up (8 torch
 processes at once, then WARM), SECONDS of blocks (~40 rounds of 4 pairs at 150 steps of ~2 ms),
-~10 s of exits and reports: about 120 s with SECONDS 95.
+a few seconds of exits and reports (all workers told to quit at once): about 115 s with SECONDS 90.
 The shim workers' stderr (their live warnings) is kept in DIR/worker-shim-N.log.
 """
 import argparse
@@ -189,12 +190,14 @@ class Worker:
         self.p.stdin.flush()
         return self.read_json(120)["times_us"]
 
-    def finish(self):
+    def quit(self):
         try:
             self.p.stdin.write("quit\n")
             self.p.stdin.close()
         except OSError:
             pass
+
+    def finish(self):
         try:
             rc = self.p.wait(timeout=60)
         except subprocess.TimeoutExpired:
@@ -218,6 +221,7 @@ def run(argv):
     ap.add_argument("--out", required=True)
     ap.add_argument("--pairs", type=int, default=4)
     ap.add_argument("--seconds", type=float, default=100.0, help="time for the blocks (start-up and exits not counted)")
+    ap.add_argument("--total", type=float, help="no new round past this many seconds from the start (start-up counted)")
     ap.add_argument("--block", type=int, default=150, help="steps a block")
     ap.add_argument("--drop", type=int, default=20, help="a block's first steps left out")
     ap.add_argument("--warm", type=float, default=3.0, help="seconds of steps a worker runs before its first block")
@@ -250,7 +254,7 @@ def run(argv):
         started = time.time()
         print(f"{len(workers)} workers ready in {started - t0:.1f} s", flush=True)
         rounds = []
-        while time.time() - started < a.seconds:
+        while time.time() - started < a.seconds and (a.total is None or time.time() - t0 < a.total):
             rnd = len(rounds)
             row = []
             for pair in range(a.pairs):
@@ -263,6 +267,8 @@ def run(argv):
             r = [block_ms(u["shim"], a.drop) / block_ms(u["bare"], a.drop) for u in row]
             print(f"round {rnd + 1}: shim/bare {' '.join(f'{x:.4f}' for x in r)}", flush=True)
             write(a, argv, me, t0, rounds, [], with_table=False)  # a run cut short leaves its figures
+        for w in workers.values():
+            w.quit()  # all at once: their exits (the shim's reports) overlap
         for w in workers.values():
             w.finish()
         costs = [workers[("shim", p)].self_cost() for p in range(a.pairs)]
