@@ -19,12 +19,14 @@ side of the goal (GOAL_PCT): "settled: shim costs X % +- Y % (95 %), below the 0
 "not settled". The reports' self_cost (the tool's own account) is printed beside it.
 
   selfcost.py run --cli CLI --out DIR [--pairs 4] [--seconds 100] [--total S] [--block 150]
-                  [--drop 20] [--warm 3] [--prep 60000] [--cpu FAKECUDA_DIR]
+                  [--drop 20] [--warm 3] [--prep 60000] [--cpus none|auto|LIST] [--cpu FAKECUDA_DIR]
       GPU: the loop in torch (a pinned batch, a non_blocking copy, an MLP's forward, backward and
       step). --cpu: the same shape through the runtime test double by ctypes (launches and an
       async copy per step; the double runs nothing), for this machine. Writes DIR/selfcost.json
       (every block's step times) and DIR/selfcost.md (the table); prints the table. --total: no
       round starts past S seconds from the start, however slow the start-up was (a time limit).
+      --cpus: every worker pinned to one set of CPUs (auto: 4 past the first two, when 8 or more
+      are allowed), so that each block runs on the same cores whoever's turn it is.
   selfcost.py table DIR/selfcost.json   the table again, from the figures (tested on a fixture).
   selfcost.py child [--prep N] [--warm S] [--cpu CUDART]   one worker (what `run` starts): reads
       "run N" (prints the N steps' times, us, as one JSON line) or "quit" from stdin.
@@ -135,7 +137,8 @@ def child(argv):
         step(done)
         done += 1
     drain()
-    print(json.dumps({"ready": True, "pid": os.getpid(), "warm_steps": done}), flush=True)
+    print(json.dumps({"ready": True, "pid": os.getpid(), "warm_steps": done, "cpus": sorted(os.sched_getaffinity(0))}),
+          flush=True)
     for line in sys.stdin:
         words = line.split()
         if words[:1] == ["quit"]:
@@ -150,14 +153,37 @@ def child(argv):
     drain()
 
 
+def pick_cpus(spec, allowed):
+    """The CPUs every worker is pinned to: "none" (no pinning: []), a list ("2-5", "2,3,8"), or
+    "auto": 4 of the allowed CPUs past the first two (often the busiest with interrupts), when
+    at least 8 are allowed, else none. One set for all workers: each block runs on the same
+    cores (their clocks, their memory node), whichever worker's turn it is."""
+    allowed = sorted(allowed)
+    if spec == "none":
+        return []
+    if spec == "auto":
+        return allowed[2:6] if len(allowed) >= 8 else []
+    cpus = set()
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise ValueError(f"--cpus {spec}: not none, auto or a list like 2-5,8")
+        cpus.update(range(int(lo), int(hi or lo) + 1))
+    if not cpus <= set(allowed):
+        raise ValueError(f"--cpus {spec}: CPUs {sorted(cpus - set(allowed))} are not allowed to this process")
+    return sorted(cpus)
+
+
 class Worker:
-    def __init__(self, side, pair, cmd, env, out, log):
+    def __init__(self, side, pair, cmd, env, out, log, cpus=()):
         self.side, self.pair, self.out = side, pair, out
         self.cmd = cmd
+        self.ready = None  # its first line: pid, warm-up steps, the CPUs it may run on
         self.log = log  # its stderr: a file, never a pipe nobody reads while it runs
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None  # inherited by `cudashim run`'s child
         with open(log, "w") as err:
             self.p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
-                                      text=True, bufsize=1)
+                                      text=True, bufsize=1, preexec_fn=pin)
 
     def tail(self):
         try:
@@ -227,9 +253,14 @@ def run(argv):
     ap.add_argument("--warm", type=float, default=3.0, help="seconds of steps a worker runs before its first block")
     ap.add_argument("--prep", type=int, default=60000)
     ap.add_argument("--cpu", metavar="FAKECUDA_DIR")
+    ap.add_argument("--cpus", default="none", help="pin every worker to these CPUs: none, auto or a list (2-5,8)")
     a = ap.parse_args(argv)
     if a.pairs < 1 or a.block <= a.drop or a.drop < 0:
         raise SystemExit("selfcost.py run: --pairs >= 1 and --block > --drop >= 0")
+    try:
+        a.pinned = pick_cpus(a.cpus, os.sched_getaffinity(0))
+    except ValueError as e:
+        raise SystemExit(f"selfcost.py run: {e}")
     os.makedirs(a.out, exist_ok=True)
     me = os.path.abspath(__file__)
     kid = [sys.executable, me, "child", "--prep", str(a.prep), "--warm", str(a.warm)]
@@ -245,12 +276,12 @@ def run(argv):
     try:
         for pair in range(a.pairs):
             log = os.path.join(a.out, f"worker-{{}}-{pair + 1}.log")
-            workers[("bare", pair)] = Worker("bare", pair, kid, env, None, log.format("bare"))
+            workers[("bare", pair)] = Worker("bare", pair, kid, env, None, log.format("bare"), a.pinned)
             out = os.path.join(outs.name, f"pair{pair + 1}")
             workers[("shim", pair)] = Worker("shim", pair, [a.cli, "run", "--quiet", "--out", out] + kid, env, out,
-                                             log.format("shim"))
+                                             log.format("shim"), a.pinned)
         for w in workers.values():
-            w.read_json(180)  # ready
+            w.ready = w.read_json(180)
         started = time.time()
         print(f"{len(workers)} workers ready in {started - t0:.1f} s", flush=True)
         rounds = []
@@ -266,7 +297,7 @@ def run(argv):
             rounds.append(row)
             r = [block_ms(u["shim"], a.drop) / block_ms(u["bare"], a.drop) for u in row]
             print(f"round {rnd + 1}: shim/bare {' '.join(f'{x:.4f}' for x in r)}", flush=True)
-            write(a, argv, me, t0, rounds, [], with_table=False)  # a run cut short leaves its figures
+            write(a, argv, me, t0, rounds, [], workers, with_table=False)  # a run cut short leaves its figures
         for w in workers.values():
             w.quit()  # all at once: their exits (the shim's reports) overlap
         for w in workers.values():
@@ -277,13 +308,15 @@ def run(argv):
             if w.p.poll() is None:
                 w.p.kill()
         outs.cleanup()
-    print(write(a, argv, me, t0, rounds, costs))
+    print(write(a, argv, me, t0, rounds, costs, workers))
 
 
-def write(a, argv, me, t0, rounds, costs, with_table=True):
+def write(a, argv, me, t0, rounds, costs, workers, with_table=True):
     """DIR/selfcost.json and (with_table) DIR/selfcost.md from the rounds so far; returns the table."""
     doc = {"command": " ".join([os.path.relpath(me), "run"] + argv), "mode": "cpu (test double)" if a.cpu else "gpu (torch)",
            "pairs": a.pairs, "block": a.block, "drop": a.drop, "warm": a.warm, "prep": a.prep,
+           "cpus": a.pinned, "cpus_allowed": len(os.sched_getaffinity(0)),
+           "workers": [{"side": w.side, "pair": w.pair + 1, **w.ready} for w in workers.values() if w.ready],
            "seconds": round(time.time() - t0, 1), "rounds": rounds, "self_cost": costs}
     with open(os.path.join(a.out, "selfcost.json"), "w") as f:
         json.dump(doc, f)
@@ -396,7 +429,9 @@ def table(doc):
              f"- {s['pairs']} pairs of worker processes (bare and shim), {s['rounds']} rounds: {s['units']} units (a pair's "
              f"shim block against its bare block of the round, ABBA); {doc['block']} steps a block, the first {doc['drop']} "
              f"left out, after {doc['warm']} s of warm-up a worker; batch preparation: {doc['prep']} values sorted a step; "
-             f"{doc['seconds']} s in all",
+             f"{doc['seconds']} s in all; "
+             + (f"every worker pinned to CPUs {','.join(map(str, doc['cpus']))} (of {doc.get('cpus_allowed')} allowed)"
+                if doc.get("cpus") else "workers not pinned"),
              f"- a block's time: the median of its steps; the estimate: the median of the units' ratios shim/bare; the 95 % "
              f"interval: a bootstrap over pairs, then rounds within a pair ({BOOTSTRAP_REPS} resamples, seed "
              f"{BOOTSTRAP_SEED}); the sign test's interval over all units (blind to a worker's own luck): {sign}",

@@ -46,7 +46,8 @@
 #              verdict line "settled: shim costs X % +- Y % (95 %) ..." or "not settled: ...", the
 #              per-pair figures, the reports' self_cost (whole run and steady) and the flush
 #              thread's parts; selfcost.md is the table (commit it under bench/results/; issue 33
-#              item 4; not in the default STEPS: STEPS=selfcost, about 115 s, limit 150 s;
+#              item 4; not in the default STEPS: STEPS=selfcost, about 115 s, limit 150 s; every
+#              worker pinned to the same 4 CPUs (--cpus auto; SELFCOST_CPUS=none or a list);
 #              SELFCOST_PAIRS, SELFCOST_SECONDS change the shape)
 # Budget: about 13 minutes (corpus 250 s, wheel 100 s, idle 200 s, sampling 160 s, managed 30 s, the rest
 # seconds):
@@ -204,7 +205,8 @@ if step selfcost; then  # not in the default STEPS: issue 33.4, does the default
   say "== selfcost: bench/selfcost.py (bare vs cudashim run, host-bound torch loop, alternating)"
   mkdir -p "$OUT/selfcost"
   env -u STEPS timeout -k 5 150 python3 bench/selfcost.py run --cli "$CLI" --out "$OUT/selfcost" \
-    --pairs "${SELFCOST_PAIRS:-4}" --seconds "${SELFCOST_SECONDS:-90}" --total 125 > "$OUT/selfcost.log" 2>&1
+    --pairs "${SELFCOST_PAIRS:-4}" --seconds "${SELFCOST_SECONDS:-90}" --total 125 \
+    --cpus "${SELFCOST_CPUS:-auto}" > "$OUT/selfcost.log" 2>&1
   say "selfcost: exit $?"
   # Cut short: the table of the rounds it finished, from its figures.
   [ -f "$OUT/selfcost/selfcost.md" ] || python3 bench/selfcost.py table "$OUT/selfcost/selfcost.json" \

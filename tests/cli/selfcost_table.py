@@ -11,6 +11,7 @@ median sqrt(1.005 x 1.01) = +0.75 %, pair 2's sqrt(1.0 x 1.005) = +0.25 %; the b
 1.500 and (1.020 + 1.990) / 2 = 1.505 ms. An interval around +0.50 % reaches the goal: not settled.
 The one report's gpu_sampler part, 2 ms of CPU and 8 ms of wall in 4 s: 500 and 2000 us/s.
 Also: the sign interval's order statistics at n = 20 and n < 6, the bootstrap of constant groups,
+the CPUs --cpus picks (auto, a list, a bad list named in the error),
 each verdict's wording, and a file that is not the figures gets a clear error naming it.
 """
 import copy
@@ -45,6 +46,15 @@ def main():
     check(sc.bootstrap_interval([[0.25] * 5, [0.25] * 7]) == (0.25, 0.25), "bootstrap of constant groups")
     lo, hi = sc.bootstrap_interval([[1, 2, 3], [4, 5, 6]])
     check(1 <= lo <= hi <= 6, f"bootstrap within the values: {lo}, {hi}")
+    # The CPUs the workers are pinned to.
+    check(sc.pick_cpus("auto", range(16)) == [2, 3, 4, 5] and sc.pick_cpus("auto", range(4)) == [], "pick_cpus auto")
+    check(sc.pick_cpus("2-4,7", range(16)) == [2, 3, 4, 7] and sc.pick_cpus("none", range(16)) == [], "pick_cpus list")
+    for bad in ("2-x", "9"):
+        try:
+            sc.pick_cpus(bad, range(4))
+            check(False, f"pick_cpus {bad!r} accepted")
+        except ValueError as e:
+            check(bad in str(e), f"pick_cpus {bad!r}: {e}")
     # The verdict's wording, each way.
     check(sc.verdict(0.1, -0.2, 0.4) == "settled: shim costs +0.10 % +- 0.30 % (95 %: -0.20 to +0.40 %), below the 0.5 % goal",
           f"verdict below: {sc.verdict(0.1, -0.2, 0.4)}")
