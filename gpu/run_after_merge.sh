@@ -41,11 +41,15 @@
 #   sampling/  bench/gpu_sampling_overhead.py: the default mode's NVML sampling on and off in
 #              alternating processes of one torch training loop, and its counted cost (issue 20:
 #              <= 0.5 % of the step); sampling.md is the table (commit it under bench/results/)
-#   selfcost/  bench/selfcost.py: a host-bound torch loop (CPU batch preparation of a few ms a step,
-#              the GPU's work overlapping it) bare and under `cudashim run` (the default mode) in 8
-#              alternating rounds: the medians, the ratio with its spread, and the reports'
-#              self_cost beside it; selfcost.md is the table (commit it under bench/results/;
-#              issue 33 item 4; not in the default STEPS: STEPS=selfcost, 120-140 s)
+#   selfcost/  bench/selfcost.py: a host-bound torch loop (CPU batch preparation of ~2 ms a step,
+#              the GPU's work overlapping it), 4 bare and 4 `cudashim run` (default mode) worker
+#              processes started once, then blocks of 150 steps in turn (ABBA) for 90 s: the
+#              verdict line "settled: shim costs X % +- Y % (95 %) ..." or "not settled: ...", the
+#              per-pair figures, the reports' self_cost (whole run and steady) and the flush
+#              thread's parts; selfcost.md is the table (commit it under bench/results/; issue 33
+#              item 4; not in the default STEPS: STEPS=selfcost, about 115 s, limit 150 s; every
+#              worker pinned to the same 4 CPUs (--cpus auto; SELFCOST_CPUS=none or a list);
+#              SELFCOST_PAIRS, SELFCOST_SECONDS change the shape)
 # Budget: about 13 minutes (corpus 250 s, wheel 100 s, idle 200 s, sampling 160 s, managed 30 s, the rest
 # seconds):
 # past a 10-minute call, run the sampling step as a call of its own (STEPS=sampling).
@@ -201,9 +205,13 @@ fi
 if step selfcost; then  # not in the default STEPS: issue 33.4, does the default mode cost anything
   say "== selfcost: bench/selfcost.py (bare vs cudashim run, host-bound torch loop, alternating)"
   mkdir -p "$OUT/selfcost"
-  env -u STEPS timeout -k 5 170 python3 bench/selfcost.py run --cli "$CLI" --out "$OUT/selfcost" \
-    --rounds "${SELFCOST_ROUNDS:-8}" > "$OUT/selfcost.log" 2>&1
+  env -u STEPS timeout -k 5 150 python3 bench/selfcost.py run --cli "$CLI" --out "$OUT/selfcost" \
+    --pairs "${SELFCOST_PAIRS:-4}" --seconds "${SELFCOST_SECONDS:-90}" --total 125 \
+    --cpus "${SELFCOST_CPUS:-auto}" > "$OUT/selfcost.log" 2>&1
   say "selfcost: exit $?"
+  # Cut short: the table of the rounds it finished, from its figures.
+  [ -f "$OUT/selfcost/selfcost.md" ] || python3 bench/selfcost.py table "$OUT/selfcost/selfcost.json" \
+    > "$OUT/selfcost/selfcost.md" 2>> "$OUT/selfcost.log" || rm -f "$OUT/selfcost/selfcost.md"
   cat "$OUT/selfcost/selfcost.md" 2>/dev/null || tail -n 20 "$OUT/selfcost.log"
 fi
 

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "recorder/json_writer.h"
 #include "recorder/ledger.h"
 #include "recorder/output_files.h"
+#include "recorder/own_cost.h"
 #include "recorder/own_thread.h"
 #include "recorder/library_json.h"
 #include "recorder/recorder.h"
@@ -161,8 +163,16 @@ void snapshot(const char* type) {
   });
 }
 
-std::atomic<void (*)()> g_tick{nullptr};
-std::atomic<void (*)()> g_more_ticks[6];
+// The tick functions, each with its name in the report's self_cost.parts: g_ticks[0] is
+// stream_set_tick's, the others stream_add_tick's in order.
+constexpr int kTicks = 7;
+std::atomic<void (*)()> g_ticks[kTicks];
+std::atomic<const char*> g_tick_names[kTicks];
+// The flush thread's parts past the ticks (recorder/own_cost.h, own_part_add).
+constexpr uint64_t kSleepNs = 1000000000ull;  // a round: its ticks, then this sleep
+constexpr uint64_t kTenthNs = 100000000ull;
+constexpr int kPartSnapshot = kTicks, kPartWake = kTicks + 1, kPartStart = kTicks + 2;
+static_assert(kPartStart < kOwnParts);
 
 // The flush thread's wake-up: a futex word, not a pipe, so that there is no descriptor the
 // program could close and reuse (a reused read end once looked like a wake-up and the
@@ -177,12 +187,12 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t val, const timespec* ti
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, val, timeout, nullptr, 0);
 }
 
-// Sleeps 100 ms, or less when woken; returns true when woken.
-bool sleep_tenth() {
+// Sleeps `ns`, or less when woken; returns true when woken.
+bool sleep_for(uint64_t ns) {
   uint32_t now = g_wake_seq.load(std::memory_order_acquire);
   if (now == g_wake_seen) {
-    const timespec tenth{0, 100 * 1000 * 1000};
-    futex(&g_wake_seq, FUTEX_WAIT_PRIVATE, now, &tenth);
+    const timespec t{static_cast<time_t>(ns / 1000000000ull), static_cast<long>(ns % 1000000000ull)};
+    futex(&g_wake_seq, FUTEX_WAIT_PRIVATE, now, &t);
     now = g_wake_seq.load(std::memory_order_acquire);
   }
   if (now == g_wake_seen) return false;
@@ -194,7 +204,11 @@ bool sleep_tenth() {
 // destroyed then, never on exit()): from then on the process ends with its last thread.
 std::atomic<bool> g_main_left{false};
 pthread_key_t g_main_key;
-void on_main_left(void*) { g_main_left.store(true, std::memory_order_release); }
+// It wakes the flush thread, which from then on looks every 100 ms for the end of the last thread.
+void on_main_left(void*) {
+  g_main_left.store(true, std::memory_order_release);
+  stream_wake();
+}
 
 // Marks the calling thread, when it is the main thread, so that its pthread_exit is seen.
 void watch_main_thread() {
@@ -233,33 +247,63 @@ void exit_if_last_thread() {
   if (g_main_left.load(std::memory_order_acquire) && last_thread_alive()) exit(0);
 }
 
+// Runs part `part`, charging the flush thread's CPU time since `before` to it; returns the
+// clock after it (the next part's `before`).
+template <typename Fn>
+uint64_t run_part(int part, const char* name, uint64_t before, Fn&& fn) {
+  const uint64_t wall = monotonic_ns();
+  fn();
+  const uint64_t after = own_thread_cpu_ns();
+  own_part_add(part, name, after - before, monotonic_ns() - wall);
+  return after;
+}
+
 void* flush_loop(void*) {
   // Named here, before any tick, not only by the creator after pthread_create returns: the
   // first tick may already run (and a test double tells our thread from the program's by name).
   pthread_setname_np(pthread_self(), "cudashim-flush");
-  if (auto start = g_on_start.load(std::memory_order_acquire)) start();
+  uint64_t cpu = own_thread_cpu_ns();
+  if (auto start = g_on_start.load(std::memory_order_acquire)) cpu = run_part(kPartStart, "start", cpu, start);
   while (g_state.load(std::memory_order_acquire) == 1) {
-    if (auto tick = g_tick.load(std::memory_order_acquire)) tick();
-    for (auto& more : g_more_ticks)
-      if (auto tick = more.load(std::memory_order_acquire)) tick();
-    if (g_state.load(std::memory_order_acquire) == 1) snapshot("snapshot");
-    for (int i = 0; i < 10 && g_state.load(std::memory_order_acquire) == 1; ++i) {
-      if (sleep_tenth())
-        if (auto wake = g_on_wake.load(std::memory_order_acquire)) wake();
-      exit_if_last_thread();
-    }
+    // One round: every tick, the snapshot, then about a second of sleep (own_round_add).
+    const uint64_t round_cpu = cpu, round_wall = monotonic_ns();
+    for (int i = 0; i < kTicks; ++i)
+      if (auto tick = g_ticks[i].load(std::memory_order_acquire))
+        cpu = run_part(i, g_tick_names[i].load(std::memory_order_relaxed), cpu, tick);
+    if (g_state.load(std::memory_order_acquire) == 1) cpu = run_part(kPartSnapshot, "snapshot", cpu, [] { snapshot("snapshot"); });
+    // The rest of the second in one sleep (a wake-up, a signal's, ends it early), in slices of
+    // 100 ms only once the main thread has left (exit_if_last_thread): ten timed wake-ups a
+    // second cost the thread more CPU than all its ticks on a quiet job (self_cost.parts).
+    cpu = run_part(kPartWake, "sleep_and_wake", cpu, [] {
+      const uint64_t end = monotonic_ns() + kSleepNs;
+      for (uint64_t now = monotonic_ns(); now < end && g_state.load(std::memory_order_acquire) == 1; now = monotonic_ns()) {
+        const uint64_t left = end - now;
+        if (sleep_for(g_main_left.load(std::memory_order_acquire) ? std::min(left, kTenthNs) : left))
+          if (auto wake = g_on_wake.load(std::memory_order_acquire)) wake();
+        exit_if_last_thread();
+      }
+    });
+    own_round_add(cpu - round_cpu, monotonic_ns() - round_wall, cpu);
   }
   return nullptr;
 }
 
 }  // namespace
 
-void stream_set_tick(void (*fn)()) { g_tick.store(fn, std::memory_order_release); }
+void stream_set_tick(void (*fn)(), const char* name) {
+  g_tick_names[0].store(name, std::memory_order_relaxed);
+  g_ticks[0].store(fn, std::memory_order_release);
+}
 
-bool stream_add_tick(void (*fn)()) {
-  for (auto& more : g_more_ticks) {
-    void (*expected)() = nullptr;
-    if (more.compare_exchange_strong(expected, fn, std::memory_order_acq_rel) || expected == fn) return true;
+bool stream_add_tick(void (*fn)(), const char* name) {
+  // Set at start-up by one thread (shim/init.cpp's constructor), before the flush thread runs.
+  for (int i = 1; i < kTicks; ++i) {
+    void (*const was)() = g_ticks[i].load(std::memory_order_acquire);
+    if (was == fn) return true;
+    if (was != nullptr) continue;
+    g_tick_names[i].store(name, std::memory_order_relaxed);  // before the function: the thread reads it after
+    g_ticks[i].store(fn, std::memory_order_release);
+    return true;
   }
   return false;
 }

@@ -27,12 +27,13 @@ void stream_configure(const char* out_dir, const char* host, int pid, int rank);
 void stream_ensure_started();
 
 // `fn` runs on the flush thread before each snapshot (about once a second): cold,
-// background work such as re-reading the library inventory after a dlopen.
-void stream_set_tick(void (*fn)());
+// background work such as re-reading the library inventory after a dlopen. `name`: its part
+// in the report's self_cost.parts (a string that lives as long as the process).
+void stream_set_tick(void (*fn)(), const char* name);
 
 // Adds one more such function, run after the one of stream_set_tick (at most 6 more; false
 // when full): the GPU sampler (shim/gpu_sampler.cpp). Set before the first call.
-bool stream_add_tick(void (*fn)());
+bool stream_add_tick(void (*fn)(), const char* name);
 
 // The flush thread doubles as the writer of last resort when a signal ends the process
 // (shim/terminate.cpp). `on_start` runs on it once, as it starts (the process's first

@@ -56,8 +56,9 @@ std::string self_cost_text(uint64_t wall_ns) {
   const bool python = recorder::g_py_locate.load(std::memory_order_acquire) != nullptr;
   const recorder::OwnCost k = recorder::own_cost(*totals, wall_ns, python);
   return fmt::format("cudashim used {:.2f}% of the run ({:.1f} ms CPU in its threads + about {:.1f} ms in its hooks; "
-                     "{:.2f}% of the process's CPU time)\n",
-                     k.share_of_wall_pct(), k.threads_cpu_ns / 1e6, k.hooks_ns / 1e6, k.share_of_cpu_pct());
+                     "{:.2f}% of the process's CPU time; {:.2f}% once started)\n",
+                     k.share_of_wall_pct(), k.threads_cpu_ns / 1e6, k.hooks_ns / 1e6, k.share_of_cpu_pct(),
+                     k.steady.share_of_wall_pct);
 }
 
 }  // namespace cudashim::report

@@ -275,13 +275,14 @@ __attribute__((constructor)) void cudashim_start() {
   g_start_ticks = now_ticks();
   setup_process();
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  recorder::stream_set_tick(library_watch_tick);
-  recorder::stream_add_tick(gpu_sampler_tick);
-  recorder::stream_add_tick(device_facts_tick);
-  recorder::stream_add_tick(cupti_tick);
-  recorder::stream_add_tick(wait_sampler_tick);
-  recorder::stream_add_tick(judge_pending_sites);  // the live findings' lines (shim/sync_observer.h)
-  recorder::stream_add_tick(fleet_tick);           // the live fleet record (shim/fleet_publish.h)
+  // Each with its name in the report's self_cost.parts (docs/report-schema.md).
+  recorder::stream_set_tick(library_watch_tick, "library_watch");
+  recorder::stream_add_tick(gpu_sampler_tick, "gpu_sampler");
+  recorder::stream_add_tick(device_facts_tick, "device_facts");
+  recorder::stream_add_tick(cupti_tick, "cupti");
+  recorder::stream_add_tick(wait_sampler_tick, "wait_sampler");
+  recorder::stream_add_tick(judge_pending_sites, "judge_sites");  // the live findings' lines (shim/sync_observer.h)
+  recorder::stream_add_tick(fleet_tick, "fleet");                 // the live fleet record (shim/fleet_publish.h)
   termination_configure(write_final_outputs, g_report_enabled);
   log_message(LogLevel::debug, "loaded into pid {} ({})", g_info->pid, g_info->exe);
 }

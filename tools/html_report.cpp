@@ -121,9 +121,15 @@ std::string run_section(const Procs& procs) {
 std::string overview_section(const Procs& procs, size_t crashes) {
   uint64_t calls = 0, blocked = 0, wall = 0, peak = 0, ooms = 0, warnings = 0, infos = 0, leaked = 0;
   uint64_t own_ns = 0, own_wall = 0;  // cudashim's own cost (self_cost: reports since issue 33)
+  double steady_ns = 0;                // its steady share times each wall (self_cost.steady)
+  bool all_steady = true;
   for (const auto& [r, d] : procs) {
     for (const ApiRow& row : d->api) calls += row.calls;
-    if (d->self_cost) own_ns += d->self_cost->threads_cpu_ns + d->self_cost->hooks_ns_estimate, own_wall += d->wall_ns;
+    if (d->self_cost) {
+      own_ns += d->self_cost->threads_cpu_ns + d->self_cost->hooks_ns_estimate, own_wall += d->wall_ns;
+      if (d->self_cost->steady_share_of_wall_pct) steady_ns += *d->self_cost->steady_share_of_wall_pct / 100.0 * d->wall_ns;
+      else all_steady = false;
+    }
     blocked += d->blocked_ns;
     wall += d->wall_ns;
     peak = std::max(peak, peak_of(*d));
@@ -144,8 +150,9 @@ std::string overview_section(const Procs& procs, size_t crashes) {
          card("ooms", std::to_string(ooms), "out-of-memory answers") + card("leaked", human_bytes(leaked), "live at exit") +
          fmt::format("</div><p class=\"muted\">{} hooked calls in all.{}</p>", calls,
                      own_wall ? fmt::format(" <span id=\"self-cost\">cudashim used {:.2f}% of the run ({} in its threads' CPU "
-                                            "time and, estimated, its hooks).</span>",
-                                            100.0 * own_ns / own_wall, human_ns(own_ns))
+                                            "time and, estimated, its hooks{}).</span>",
+                                            100.0 * own_ns / own_wall, human_ns(own_ns),
+                                            all_steady ? fmt::format("; {:.2f}% once started", 100.0 * steady_ns / own_wall) : "")
                               : "");
 }
 

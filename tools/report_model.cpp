@@ -207,6 +207,7 @@ ProcessReport read_process_report(Fields& fields) {
     r.self_cost = SelfCost{sc.get<uint64_t>("threads_cpu_ns"), sc.get<uint64_t>("hooks_ns_estimate"),
                            sc.get<uint64_t>("process_cpu_ns"), sc.get<double>("share_of_cpu_pct"),
                            sc.get<double>("share_of_wall_pct")};
+    if (sc.has("steady")) r.self_cost->steady_share_of_wall_pct = sc["steady"].get<double>("share_of_wall_pct");
   }
   const Node blk = d["blocking"];
   r.wall_ns = blk.get<uint64_t>("wall_ns");

@@ -142,6 +142,7 @@ struct FrameworkVersion {
 struct SelfCost {
   uint64_t threads_cpu_ns = 0, hooks_ns_estimate = 0, process_cpu_ns = 0;
   double share_of_cpu_pct = 0, share_of_wall_pct = 0;
+  std::optional<double> steady_share_of_wall_pct;  // self_cost.steady (reports since issue 33.4's follow-up)
 };
 
 struct ProcessReport {

@@ -659,9 +659,12 @@ std::string calls_text(const ProcessReport& d, const Colors& k) {
   // What cudashim itself cost this process (issue 33.4): its threads' CPU time and its hooks' estimate.
   if (d.self_cost)
     out += fmt::format("  cudashim used {:.2f}% of the run ({} CPU in its threads + about {} in its hooks; {:.1f}% of the "
-                       "process's CPU time)\n",
+                       "process's CPU time{})\n",
                        d.self_cost->share_of_wall_pct, human_ns(d.self_cost->threads_cpu_ns),
-                       human_ns(d.self_cost->hooks_ns_estimate), d.self_cost->share_of_cpu_pct);
+                       human_ns(d.self_cost->hooks_ns_estimate), d.self_cost->share_of_cpu_pct,
+                       d.self_cost->steady_share_of_wall_pct
+                           ? fmt::format("; {:.2f}% once started", *d.self_cost->steady_share_of_wall_pct)
+                           : std::string());
   std::sort(blocked.rbegin(), blocked.rend());
   for (size_t i = 0; i < blocked.size() && i < 5; ++i)
     out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),

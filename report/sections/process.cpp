@@ -37,6 +37,26 @@ void write_self_cost(JsonWriter& w, const ReportContext& c) {
   w.member("wall_ns", k.wall_ns);
   w.member("share_of_cpu_pct", JsonFixed{k.share_of_cpu_pct(), 3});
   w.member("share_of_wall_pct", JsonFixed{k.share_of_wall_pct(), 3});
+  w.key("steady");
+  {
+    auto s = w.object();
+    w.member("rounds", k.steady.rounds);
+    w.member("flush_round_pct", JsonFixed{k.steady.flush_pct, 3});
+    w.member("share_of_wall_pct", JsonFixed{k.steady.share_of_wall_pct, 3});
+  }
+  w.member("flush_cpu_ns", k.flush_cpu_ns);
+  recorder::OwnPart parts[recorder::kOwnParts];
+  const int n = recorder::own_parts(parts);
+  w.key("parts");
+  auto a = w.object();
+  for (int i = 0; i < n; ++i) {
+    w.key(parts[i].name);
+    auto p = w.object();
+    w.member("cpu_ns", parts[i].cpu_ns);
+    w.member("runs", parts[i].runs);
+    w.member("max_ns", parts[i].max_ns);
+    w.member("wall_ns", parts[i].wall_ns);
+  }
 }
 
 }  // namespace cudashim::report

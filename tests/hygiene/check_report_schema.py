@@ -10,7 +10,7 @@ import json
 import re
 import sys
 
-PLACEHOLDER_PARENTS = {"api": "<ABI>", "inner": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>",
+PLACEHOLDER_PARENTS = {"api": "<ABI>", "inner": "<ABI>", "kinds": "<kind>", "interposition": "<event>", "sources": "<setting>", "parts": "<part>",
                        # docs/doctor-schema.md: architecture names
                        "arch_counts": "<arch>", "embedded_arch_counts": "<arch>", "per_arch": "<arch>"}
 TYPES = {"string": str, "integer": int, "object": dict, "array": list, "null": type(None), "boolean": bool,

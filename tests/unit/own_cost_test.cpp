@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include "catalog/hooks.h"
@@ -73,4 +74,43 @@ TEST_CASE("the hooks' estimate is each kind's calls times its cost", "[recorder]
   CHECK(plain.process_cpu_ns > 0);
   CHECK(plain.share_of_wall_pct() == Approx(100.0 * plain.hooks_ns / 1e9));
   CHECK(rec::OwnCost{}.share_of_cpu_pct() == 0.0);
+}
+
+TEST_CASE("the flush thread's parts add up by name, and steady is its median round plus the rest", "[recorder][own_cost]") {
+  rec::own_threads_reset();
+  rec::own_part_add(0, "library_watch", 400, 1000);
+  rec::own_part_add(0, "library_watch", 100, 200);
+  rec::own_part_add(3, "gpu_sampler", 50, 5000);
+  rec::own_part_add(rec::kOwnParts, "out of range", 7, 7);  // ignored
+  rec::OwnPart parts[rec::kOwnParts];
+  REQUIRE(rec::own_parts(parts) == 2);
+  CHECK(std::string(parts[0].name) == "library_watch");
+  CHECK(parts[0].cpu_ns == 500);
+  CHECK(parts[0].runs == 2);
+  CHECK(parts[0].max_ns == 400);
+  CHECK(parts[0].wall_ns == 1200);
+  CHECK(std::string(parts[1].name) == "gpu_sampler");
+  auto t = std::make_unique<rec::CounterTotals>();
+  *t = {};
+  // No round yet: steady is the whole share.
+  rec::OwnCost none = rec::own_cost(*t, 1000000000ull, false);
+  CHECK(none.steady.rounds == 0);
+  CHECK(none.steady.share_of_wall_pct == Approx(none.share_of_wall_pct()));
+  // Rounds of 1 s: a start-up one of 50 ms of CPU, then 1, 2 and 3 ms: the median of the four
+  // shares (0.1 %, 0.2 %, 0.3 %, 5 %) is 0.25 %; the one-off is left out of steady, not of the whole.
+  rec::own_round_add(50000000ull, 1000000000ull, 50000000ull);
+  rec::own_round_add(1000000ull, 1000000000ull, 51000000ull);
+  rec::own_round_add(3000000ull, 1000000000ull, 54000000ull);
+  rec::own_round_add(2000000ull, 1000000000ull, 56000000ull);
+  t->calls[static_cast<size_t>(HookId::cuLaunchKernel)] = 1000000;  // 7 ms estimated over 10 s: 0.07 %
+  const rec::OwnCost c = rec::own_cost(*t, 10000000000ull, false);
+  CHECK(c.steady.rounds == 4);
+  CHECK(c.steady.flush_pct == Approx(0.25));
+  // The own threads are not live here (reset), so the flush thread's 56 ms is capped at them (0):
+  // steady = 0.25 % + the hooks' 0.07 %.
+  CHECK(c.flush_cpu_ns == 0);
+  CHECK(c.steady.share_of_wall_pct == Approx(0.25 + 0.07));
+  rec::own_threads_reset();
+  CHECK(rec::own_parts(parts) == 0);
+  CHECK(rec::own_cost(*t, 10000000000ull, false).steady.rounds == 0);
 }
