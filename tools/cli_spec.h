@@ -104,7 +104,8 @@ inline constexpr CommandSpec kCommands[] = {
     {"run", "CMD [ARGS...]", Operands::command, ValueKind::command,
      "run a command with the shim preloaded and summarize every process",
      "Puts libcudashim.so first in LD_PRELOAD (the job's own entries stay), sets CUDASHIM_OUT, runs CMD, prints a "
-     "summary of every process that made a CUDA call, and exits with CMD's own exit status (128+N when a signal N "
+     "summary of every process that made a CUDA call (those that made none counted in one line), and exits with CMD's "
+     "own exit status (128+N when a signal N "
      "ended it; as a shell: 127 when CMD is not found, 126 when it is a folder or not executable).\n"
      "cudashim's options come before CMD: the first word that is not one of them is CMD, and every word after it is "
      "CMD's (`cudashim run python3 -c 'print(1)'`, `cudashim run ./app --help`). A `--` before CMD is allowed.",

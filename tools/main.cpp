@@ -23,6 +23,7 @@
 #include "tools/rank_compare.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
+#include "tools/summary_lines.h"
 
 namespace {
 
@@ -32,6 +33,7 @@ namespace {
 int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html, bool verbose) {
   std::vector<std::string> problems;
   const auto reports = cudashim::tools::load_reports(paths, problems);
+  const auto idle = cudashim::tools::read_no_cuda(paths, reports, problems);  // counted in one line
   const std::string page = html.empty() ? "" : cudashim::tools::render_html(reports, problems);
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
   if (!html.empty()) {
@@ -47,10 +49,12 @@ int cmd_report(const std::vector<std::string>& paths, bool json, const std::stri
   if (json) {
     auto merged = cudashim::tools::merge_reports(reports);
     if (!ranks.json.is_null()) merged["rank_comparison"] = ranks.json;
+    if (idle.count > 0) merged["no_cuda_processes"] = cudashim::tools::no_cuda_json(idle);
     std::cout << cudashim::tools::dump_utf8(merged, 2) << "\n";
   } else {
     const bool color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
-    std::cout << cudashim::tools::render_summary(reports, color, verbose) << ranks.text;
+    std::cout << cudashim::tools::render_summary(reports, color, verbose) << ranks.text
+              << cudashim::tools::no_cuda_text(idle);
     if (reports.empty()) std::cout << "no cudashim reports found in the given paths\n";
   }
   if (reports.empty()) return 1;

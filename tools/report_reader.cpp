@@ -19,6 +19,7 @@
 #include "symbols/link_address.h"
 #include "symbols/symtab.h"
 #include "tools/input_files.h"
+#include "tools/summary_lines.h"
 #include "tools/text_units.h"
 
 namespace fs = std::filesystem;
@@ -324,10 +325,13 @@ std::string oom_text(const OomEvents& o, const char* yellow, const char* reset) 
   return out;
 }
 
-// Allocations still live at exit, by the call site that made them.
-std::string leaks_text(const ProcessReport& d) {
+// Allocations still live at exit, by the call site that made them (the sites with --verbose:
+// a framework's caching allocator keeps its whole cache live at exit, a screen of sites).
+std::string leaks_text(const ProcessReport& d, bool verbose) {
   if (d.leaked_allocations == 0) return "";
-  std::string out = fmt::format("  live at exit: {} in {} allocations\n", human_bytes(d.leaked_bytes), d.leaked_allocations);
+  std::string out = fmt::format("  live at exit: {} in {} allocations{}\n", human_bytes(d.leaked_bytes), d.leaked_allocations,
+                                verbose || d.leaks.empty() ? "" : " (by site: --verbose, or the report)");
+  if (!verbose) return out;
   for (const MemorySite& m : d.leaks)
     out += fmt::format("    {:>10} in {} {} allocation{} at {}, the oldest {} old\n", human_bytes(m.bytes), m.count,
                        t(m.kind), m.count == 1 ? "" : "s", site_text(m), human_ns(m.oldest_age_ns));
@@ -360,7 +364,8 @@ std::string libraries_text(const ProcessReport& d, bool verbose) {
 
 // The allocator policy in force, and what it set.
 std::string policy_text(const PolicyInForce& p, bool verbose) {
-  if (!p.present) return "";
+  if (!p.present || (!verbose && policy_is_default(p))) return "";  // the defaults say nothing
+
   std::string out = fmt::format("  policy: memory cap {}", p.mem_cap ? t(*p.mem_cap) : std::string("none"));
   if (p.cap_bytes_device0) out += fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0));
   out += fmt::format(", managed memory {}{}\n", t(p.managed), p.locked ? ", locked by the administrator" : "");
@@ -368,6 +373,7 @@ std::string policy_text(const PolicyInForce& p, bool verbose) {
   // choice, named by --verbose).
   for (const auto& [name, where] : p.sources)
     if (verbose || where.rfind("CUDASHIM_", 0) != 0) out += fmt::format("    {} from {}\n", t(name), t(where));
+  out += refused_text(p.refused);  // and each value refused, wherever it came from
   for (const AppliedSetting& a : p.applied_env)
     out += fmt::format("    set {}={}{}\n", t(a.name), t(a.value), a.forced ? " (replacing the job's value)" : "");
   return out;
@@ -650,7 +656,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color,
                          d.self_cost->share_of_wall_pct, human_ns(d.self_cost->threads_cpu_ns),
                          human_ns(d.self_cost->hooks_ns_estimate), d.self_cost->share_of_cpu_pct);
     std::sort(blocked.rbegin(), blocked.rend());
-    for (size_t i = 0; i < blocked.size() && i < 5; ++i)
+    for (size_t i = 0; i < blocked.size() && i < (verbose ? size_t{5} : size_t{3}); ++i)
       out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
                          calls_of[blocked[i].second]);
     // Every site of each finding: the second one is as much the job's to fix as the first.
@@ -674,6 +680,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color,
       return out;
     };
     for (const Finding& f : d.findings) {
+      if (!verbose && f.severity == "info") continue;  // counted in one line below (info_findings_text)
       // Sites of one line are one row (x.to(dev), y.to(dev) on one line are two call sites of
       // the interpreter, one line to the user); the report's JSON keeps them apart.
       struct Line {
@@ -705,12 +712,14 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color,
     }
     // What is wrong with the libraries, driver and device code the process loaded.
     for (const Finding& f : d.library_findings)
-      out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity == "info" ? "" : yellow, t(f.id), reset,
-                         f.severity.empty() ? "?" : t(f.severity), t(f.message));
+      if (verbose || f.severity != "info")  // info: counted in one line below
+        out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity == "info" ? "" : yellow, t(f.id), reset,
+                           f.severity.empty() ? "?" : t(f.severity), t(f.message));
+    out += info_findings_text(d, verbose);
     for (const DeviceMemory& dev : d.devices)
       out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                          human_bytes(dev.live_bytes));
-    out += oom_text(d.oom, yellow, reset) + leaks_text(d) + libraries_text(d, verbose) + policy_text(d.policy, verbose) + pool_text(d.pool) +
+    out += oom_text(d.oom, yellow, reset) + leaks_text(d, verbose) + libraries_text(d, verbose) + policy_text(d.policy, verbose) + pool_text(d.pool) +
            gpu_time_text(d.gpu_time, yellow, reset);
     // PyTorch's own counters against what the process holds (the torch_memory section).
     for (const TorchSnapshot& snap : d.torch)
