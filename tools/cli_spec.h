@@ -44,13 +44,15 @@ inline constexpr OptionSpec kRunOptions[] = {
     {"--shim", "PATH", ValueKind::file, "path of libcudashim.so (default: $CUDASHIM_LIB, else found next to this program)"},
     {"--quiet", nullptr, ValueKind::text, "print no summary at the end"},
     {"--verbose", nullptr, ValueKind::text,
-     "list every CUDA library in the summary (one line when they agree) and where each setting came from"},
+     "the whole summary: every CUDA library (one line when they agree), where each setting came from, the info "
+     "findings, the sites of what is live at exit, the top 5 blocked APIs (3 without it), a policy of defaults"},
 };
 inline constexpr OptionSpec kReportOptions[] = {
     {"--json", nullptr, ValueKind::text, "print the reports merged as one JSON document"},
     {"--html", "FILE", ValueKind::file, "also write one self-contained HTML page with plots to FILE"},
     {"--verbose", nullptr, ValueKind::text,
-     "list every CUDA library in the summary (one line when they agree) and where each setting came from"},
+     "the whole summary: every CUDA library (one line when they agree), where each setting came from, the info "
+     "findings, the sites of what is live at exit, the top 5 blocked APIs (3 without it), a policy of defaults"},
 };
 inline constexpr OptionSpec kDoctorOptions[] = {
     {"--json", nullptr, ValueKind::text, "print the findings and libraries as JSON (fields: docs/doctor-schema.md)"},
