@@ -102,6 +102,45 @@ NoCudaProcesses read_no_cuda(const std::vector<std::string>& paths, const std::v
   return n;
 }
 
+namespace {
+
+void count_name(NoCudaProcesses& n, const std::string& name) {
+  ++n.count;
+  auto it = std::find_if(n.by_name.begin(), n.by_name.end(), [&](const auto& p) { return p.first == name; });
+  if (it == n.by_name.end()) n.by_name.emplace_back(name, 1);
+  else ++it->second;
+  std::stable_sort(n.by_name.begin(), n.by_name.end(),
+                   [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+}
+
+bool quiet(const ProcessReport& d) {
+  const bool calls = std::any_of(d.api.begin(), d.api.end(), [](const ApiRow& r) { return r.calls > 0; });
+  const bool warned = std::any_of(d.library_findings.begin(), d.library_findings.end(),
+                                  [](const Finding& f) { return f.severity != "info"; });
+  const bool no_driver = d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null;
+  // A refused setting is the job's environment, said in the sections of the processes that used CUDA.
+  return !calls && d.findings.empty() && !warned && d.oom.count == 0 && d.leaked_allocations == 0 && !no_driver;
+}
+
+}  // namespace
+
+void fold_quiet_reports(std::vector<LoadedReport>& reports, bool verbose, NoCudaProcesses& n) {
+  if (verbose) return;
+  const auto kept = std::stable_partition(reports.begin(), reports.end(), [](const LoadedReport& r) {
+    const auto* d = std::get_if<ProcessReport>(&r.what);
+    return d == nullptr || !quiet(*d);
+  });
+  for (auto it = kept; it != reports.end(); ++it) {
+    const ProcessReport& d = std::get<ProcessReport>(it->what);
+    std::string name = d.argv.empty() ? d.exe : d.argv[0];
+    name = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+    if (!name.empty() && name[0] == '-') name.erase(0, 1);
+    count_name(n, name.empty() ? "?" : name);
+    ++n.quiet_reports;
+  }
+  reports.erase(kept, reports.end());
+}
+
 std::string no_cuda_text(const NoCudaProcesses& n) {
   if (n.count == 0) return "";
   constexpr size_t kNames = 6;
@@ -109,8 +148,15 @@ std::string no_cuda_text(const NoCudaProcesses& n) {
   for (size_t i = 0; i < n.by_name.size() && i < kNames; ++i)
     names += fmt::format("{}{} ({})", i ? ", " : "", shown(n.by_name[i].first), n.by_name[i].second);
   if (n.by_name.size() > kNames) names += fmt::format(", and {} more names", n.by_name.size() - kNames);
-  return fmt::format("{}{} process{} made no CUDA call: {}\n", n.floor ? "at least " : "", n.count,
-                     n.count == 1 ? "" : "es", names);
+  const std::string reports =
+      n.quiet_reports == 0 ? ""
+      : n.quiet_reports == n.count
+          ? fmt::format(" ({} only loaded the driver: --verbose shows {} report{})", n.quiet_reports == 1 ? "it" : "they",
+                        n.quiet_reports == 1 ? "its" : "their", n.quiet_reports == 1 ? "" : "s")
+          : fmt::format(" ({} of them only loaded the driver: --verbose shows {} report{})", n.quiet_reports,
+                        n.quiet_reports == 1 ? "its" : "their", n.quiet_reports == 1 ? "" : "s");
+  return fmt::format("{}{} process{} made no CUDA call: {}{}\n", n.floor ? "at least " : "", n.count,
+                     n.count == 1 ? "" : "es", names, reports);
 }
 
 std::string refused_text(const std::vector<RefusedSetting>& refused) {

@@ -20,6 +20,7 @@ struct NoCudaProcesses {
   uint64_t count = 0;
   std::vector<std::pair<std::string, uint64_t>> by_name;  // most first, then by name
   bool floor = false;  // a file reached its size limit: there were more
+  uint64_t quiet_reports = 0;  // of them, processes that left a report with no call (fold_quiet_reports)
 };
 
 // Reads the cudashim-*.no-cuda files of each folder of `paths` (and each such file named
@@ -29,8 +30,15 @@ struct NoCudaProcesses {
 NoCudaProcesses read_no_cuda(const std::vector<std::string>& paths, const std::vector<LoadedReport>& reports,
                              std::vector<std::string>& problems);
 
+// Moves out of `reports` the report of each process that made no hooked call and has nothing
+// else to say (no finding above info, no out-of-memory, nothing live at exit, not a program
+// that found no driver; a refused setting is said in the sections of the others): a launcher or an MPI daemon that only loaded
+// libcuda. Each is counted into `n` under its program name (the last part of argv[0]). Nothing
+// is moved with `verbose`, which gives each its section.
+void fold_quiet_reports(std::vector<LoadedReport>& reports, bool verbose, NoCudaProcesses& n);
+
 // "3 processes made no CUDA call: bash (2), python3 (1)\n"; "" when there is none. At most
-// six names, then "and K more".
+// six names, then "and K more"; then how many of them left a report (only loaded the driver).
 std::string no_cuda_text(const NoCudaProcesses& n);
 
 // The same as JSON, for `cudashim report --json`: {"count", "floor", "by_name": {name: count}}.

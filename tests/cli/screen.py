@@ -6,8 +6,10 @@
    CUDA libraries, a loop with a priced finding, a shell, a helper command and a forked worker
    that make no CUDA call, no GPU time): the summary is at most 25 lines and holds the headline,
    the finding with its price, memory, the libraries in one line and the processes that made
-   no CUDA call in one line ("3 processes made no CUDA call: bash (1), python3 (1), sh (1)").
-   `cudashim report` on the folder says the same line; --json has the count.
+   no CUDA call in one line, the probe that only loaded libcuda (a report with no call) among
+   them ("4 processes made no CUDA call: python3 (2), bash (1), sh (1) (1 of them only loaded
+   the driver: ...)"). `cudashim report` on the folder says the same line and --verbose gives
+   the probe its section; --json has the count of those that left no report.
 2. Without `cudashim run` (a node-wide preload) a process that makes no CUDA call writes nothing.
 3. A refused setting (a locked policy file, the environment asking to loosen it) is one line of
    the summary naming the setting, the value asked for, where from, why and what was kept.
@@ -46,16 +48,23 @@ with tempfile.TemporaryDirectory() as d:
     errors += screen_check.problems(lines, parts)
     no_cuda = [l for l in lines if re.search(screen_check.NO_CUDA[1], l)]
     py_name = os.path.basename(py)
-    want = "3 processes made no CUDA call: "
-    if no_cuda and not (no_cuda[0].startswith(want) and "bash (1)" in no_cuda[0] and "sh (1)" in no_cuda[0]
-                        and f"{py_name} (1)" in no_cuda[0]):
-        errors.append(f"expected '{want}bash (1), {py_name} (1), sh (1)' (the shell, the forked worker, the helper), "
-                      f"got {no_cuda[0]!r}")
+    want = "4 processes made no CUDA call: "
+    if no_cuda and not (no_cuda[0].startswith(want) and "bash (1)" in no_cuda[0] and " sh (1)" in no_cuda[0]
+                        and f"{py_name} (2)" in no_cuda[0]
+                        and no_cuda[0].endswith("(1 of them only loaded the driver: --verbose shows its report)")):
+        errors.append(f"expected '{want}{py_name} (2), bash (1), sh (1) (1 of them only loaded the driver: ...)' (the "
+                      f"shell, the forked worker, the probe, the helper), got {no_cuda[0]!r}")
+    if sum(1 for l in lines if l.startswith("process ")) != 1:
+        errors.append("a process that made no CUDA call has a section of its own (the probe's report)")
     if any(re.match(r"process \d+.*: (bash|sh)$", l.strip()) for l in lines):
         errors.append("a process that made no CUDA call has a section of its own")
     r = subprocess.run([cli, "report", out], env=base_env, capture_output=True, text=True, timeout=60)
     if not no_cuda or no_cuda[0] not in r.stdout.splitlines():
         errors.append(f"`cudashim report` on the folder lacks the no-CUDA line: {r.stdout[-400:]}")
+    v = subprocess.run([cli, "report", "--verbose", out], env=base_env, capture_output=True, text=True, timeout=60)
+    if sum(1 for l in v.stdout.splitlines() if l.startswith("process ")) != 2 or "  0 hooked calls" not in v.stdout \
+            or "3 processes made no CUDA call: " not in v.stdout:
+        errors.append(f"`cudashim report --verbose` does not give the probe its section: {v.stdout[-600:]}")
     j = subprocess.run([cli, "report", "--json", out], env=base_env, capture_output=True, text=True, timeout=60)
     try:
         got = json.loads(j.stdout).get("no_cuda_processes", {})

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """screen_job.py FAKECUDA_DIR CUDART_SONAME: a training job as a user writes it, through the
 test doubles (tests/fakecuda): several CUDA libraries loaded (the runtime, cuDNN, CUPTI, the
-driver), a helper command run through a shell and a forked worker (neither makes a CUDA
-call, as a DataLoader worker that only prepares batches), and a loop whose every step
+driver), a helper command run through a shell, a probe that only loads libcuda and a forked
+worker (none makes a CUDA call; the worker is a DataLoader worker that only prepares
+batches), and a loop whose every step
 prepares a batch on the host, copies it in and waits for the whole device: the habit
 cudashim prices. tests/cli/screen.py runs it under `cudashim run`."""
 import ctypes
@@ -19,6 +20,8 @@ for extra in ("cudnn/libcudnn_graph.so.9", "cupti/libcupti.so"):
     if os.path.exists(path):
         ctypes.CDLL(path)
 subprocess.run(["sh", "-c", "true"], check=True)  # a helper command: no CUDA call
+# A probe that only loads the driver, as a launcher or an MPI daemon does: a report, no call.
+subprocess.run([sys.executable, "-c", "import ctypes; ctypes.CDLL('libcuda.so.1')"], check=True)
 worker = os.fork()
 if worker == 0:  # a data worker: host work only, then os._exit as multiprocessing's children leave
     time.sleep(0.2)
