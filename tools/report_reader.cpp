@@ -275,8 +275,9 @@ std::string site_text(const MemorySite& m) {
                      m.api ? fmt::format(" ({})", t(*m.api)) : std::string());
 }
 
-// What ran, where, with what: the command line, host, cudashim and the CUDA stack.
-std::string run_metadata(const ProcessReport& d) {
+// What ran, where, with what: the command line, host, cudashim and the CUDA stack (the static
+// copies of one runtime version in one phrase without --verbose: runtimes_text).
+std::string run_metadata(const ProcessReport& d, bool verbose) {
   std::string cmd;
   for (const std::string& a : d.argv) cmd += (cmd.empty() ? "" : " ") + t(a);
   std::string out = fmt::format("  command: {}\n", cmd.empty() ? "?" : cmd);
@@ -291,6 +292,7 @@ std::string run_metadata(const ProcessReport& d) {
   std::string driver = d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded");
   if (d.kernel_module) driver = t(*d.kernel_module) + (d.libcuda_loaded ? "" : " (libcuda not loaded)");
   if (d.driver_cuda_version > 0) driver += fmt::format(" (CUDA {})", cuda_version_text(d.driver_cuda_version));
+  if (!verbose) runtimes = runtimes_text(d.libraries, runtimes);
   out += fmt::format("  host {}, cudashim {}, driver {}, CUDA runtime {}\n", t(d.host), t(d.cudashim_version), driver,
                      runtimes.empty() ? "none loaded" : runtimes);
   std::string gpus, frameworks;
@@ -365,7 +367,6 @@ std::string libraries_text(const ProcessReport& d, bool verbose) {
 // The allocator policy in force, and what it set.
 std::string policy_text(const PolicyInForce& p, bool verbose) {
   if (!p.present || (!verbose && policy_is_default(p))) return "";  // the defaults say nothing
-
   std::string out = fmt::format("  policy: memory cap {}", p.mem_cap ? t(*p.mem_cap) : std::string("none"));
   if (p.cap_bytes_device0) out += fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0));
   out += fmt::format(", managed memory {}{}\n", t(p.managed), p.locked ? ", locked by the administrator" : "");
@@ -629,7 +630,7 @@ std::string render_summary(const std::vector<LoadedReport>& reports, bool color,
     const ProcessReport& d = std::get<ProcessReport>(r.what);
     const std::string rank = d.rank ? fmt::format(" rank {}", *d.rank) : "";
     out += fmt::format("{}process {}{}{}: {}\n", bold, d.pid, rank, reset, t(d.exe));
-    out += run_metadata(d);
+    out += run_metadata(d, verbose);
     // No driver: the program asked for libcuda and none is loaded.
     if (d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null)
       out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",

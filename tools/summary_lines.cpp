@@ -174,6 +174,25 @@ bool policy_is_default(const PolicyInForce& p) {
          !from_file && p.refused.empty() && p.applied_env.empty();
 }
 
+std::string runtimes_text(const std::vector<LoadedLibrary>& libraries, const std::string& listed) {
+  std::set<std::string> versions;
+  std::vector<std::string> static_in;
+  size_t copies = 0;
+  for (const LoadedLibrary& l : libraries) {
+    if (l.family != "cudart") continue;
+    ++copies;
+    versions.insert(l.version);
+    if (l.linkage == "static") static_in.push_back(shown(l.file.substr(l.file.rfind('/') + 1)));
+  }
+  if (copies < 2 || versions.size() != 1 || versions.begin()->empty() || static_in.empty()) return listed;
+  std::string where;
+  for (size_t i = 0; i < static_in.size() && i < 2; ++i) where += (i ? ", " : "") + static_in[i];
+  if (static_in.size() > 2) where += ", ...";
+  if (static_in.size() == copies) return fmt::format("{} (static: {} copies, in {})", shown(*versions.begin()), copies, where);
+  return fmt::format("{} (and {} static cop{} of it, in {})", shown(*versions.begin()), static_in.size(),
+                     static_in.size() == 1 ? "y" : "ies", where);
+}
+
 std::string info_findings_text(const ProcessReport& d, bool verbose) {
   if (verbose) return "";
   std::vector<std::string> ids;

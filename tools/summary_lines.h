@@ -55,6 +55,12 @@ std::string refused_text(const std::vector<RefusedSetting>& refused);
 // set. The summary leaves its line out then (--verbose prints it).
 bool policy_is_default(const PolicyInForce& p);
 
+// The CUDA runtimes of the headline in one phrase when every copy has one version: "13.0 (and 4
+// static copies of it, in libcublas.so.13, libcublasLt.so.13, ...)" instead of each copy named
+// (torch on the H200: five of them, a line that wrapped over three rows). `listed` (each copy
+// named) otherwise.
+std::string runtimes_text(const std::vector<LoadedLibrary>& libraries, const std::string& listed);
+
 // One line counting the info findings of a report (runtime and library: below the warning
 // floor, or nothing to fix) that the summary leaves out without --verbose: "  3 info findings
 // (module.ptx-jit, triton.toolchain, ...: --verbose lists them)\n"; "" when none or verbose.

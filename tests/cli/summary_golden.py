@@ -80,6 +80,9 @@ if "live at exit: 514.3 MiB in 43 allocations (by site: --verbose, or the report
 if "module.ptx-jit             info:" not in verbose or "the oldest 2.13 s old" not in verbose or \
         "cuMemFree_v2 (10 calls)" not in verbose or "policy: memory cap none" not in verbose:
     errors.append("the --verbose summary lacks the info findings, the sites live at exit, the 4th blocked API or the policy")
+if "CUDA runtime 13.0 (and 4 static copies of it, in libcublas.so.13, libcublasLt.so.13, ...)" not in got or \
+        "13.0 (static, in libcudnn_graph.so.9)" not in verbose:
+    errors.append("the headline's runtimes of one version are not one phrase, or --verbose does not name each copy")
 if "policy: memory cap none" in got or "cuMemFree_v2 (10 calls)" in got:
     errors.append("without --verbose the summary has a policy of defaults or more than 3 blocked APIs")
 if 'id="gpu-time-table"' not in html or 'data-pid="602" data-device="0" data-idle="0.936"' not in html or \
