@@ -13,6 +13,7 @@
 2. Without `cudashim run` (a node-wide preload) a process that makes no CUDA call writes nothing.
 3. A refused setting (a locked policy file, the environment asking to loosen it) is one line of
    the summary naming the setting, the value asked for, where from, why and what was kept.
+4. The cudashim-<host>.no-cuda files are read as hostile (a bad line, a cut line, a FIFO).
 """
 import json
 import os
@@ -96,6 +97,19 @@ with tempfile.TemporaryDirectory() as d:
     if len(refused) != 1 or not re.match(want, refused[0]):
         errors.append(f"expected one refused line matching {want!r}, got {refused!r}")
     print("--- the refused setting's line:", refused)
+
+    # 4. the no-CUDA files are read as hostile: a line not as the shim writes it is named and
+    # skipped, a last line cut short is not counted, a FIFO of that name is refused at once
+    hostile = os.path.join(d, "hostile")
+    os.makedirs(hostile)
+    with open(os.path.join(hostile, "cudashim-h1.no-cuda"), "w") as f:
+        f.write("12\tbash\nnot a line\n13\tsh\n14\tbash")
+    os.mkfifo(os.path.join(hostile, "cudashim-h2.no-cuda"))
+    r = subprocess.run([cli, "report", hostile], env=base_env, capture_output=True, text=True, timeout=30)
+    if "2 processes made no CUDA call: bash (1), sh (1)\n" not in r.stdout or "line 2 is not" not in r.stderr \
+            or "cudashim-h2.no-cuda" not in r.stderr:
+        errors.append(f"hostile no-CUDA files: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
+    print("--- hostile no-CUDA files:", r.stdout.strip().splitlines()[:1], r.stderr.strip().splitlines())
 
 for e in errors:
     print("FAIL: " + e)
