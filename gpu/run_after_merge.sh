@@ -50,6 +50,12 @@
 #              item 4; not in the default STEPS: STEPS=selfcost, about 115 s, limit 150 s; every
 #              worker pinned to the same 4 CPUs (--cpus auto; SELFCOST_CPUS=none or a list);
 #              SELFCOST_PAIRS, SELFCOST_SECONDS change the shape)
+#   screen/    gpu/realworld/screen.py: a small clean torch training job (ResNet-18 on random 64x64
+#              images, 100 steps, a DataLoader with num_workers=2) under `cudashim run` through
+#              `bash -c`: the summary a person reads, its line count, and each part checked
+#              (headline, memory, libraries in one line, the processes that made no CUDA call in one
+#              line); exit 1 when it is longer than 25 lines, 2 when a required part is missing
+#              (issue 33 item 5; not in the default STEPS: STEPS=screen, <= 120 s)
 # Budget: about 13 minutes (corpus 250 s, wheel 100 s, idle 200 s, sampling 160 s, managed 30 s, the rest
 # seconds):
 # past a 10-minute call, run the sampling step as a call of its own (STEPS=sampling).
@@ -231,5 +237,13 @@ if step price; then
   say "price_bench: exit $?"
   cat "$OUT/price/price.md" 2>/dev/null || tail -n 20 "$OUT/price.log"
   rm -rf "$OUT/price/scratch"
+fi
+if step screen; then  # not in the default STEPS: issue 33.5, the summary fits one screen
+  say "== screen: gpu/realworld/screen.py (a torch job's summary, at most 25 lines)"
+  mkdir -p "$OUT/screen"
+  timeout -k 5 120 python3 gpu/realworld/screen.py "$CLI" "$OUT/screen" 2>&1 | tee "$OUT/screen/screen.log"
+  rc=${PIPESTATUS[0]}
+  rm -rf "$OUT/screen/run"  # the reports and traces stay on the host: summary.txt and stderr.txt come back
+  say "screen: exit $rc (1: longer than 25 lines; 2: a part missing; 3: the job failed; 124: past 120 s)"
 fi
 say "== done: $OUT"

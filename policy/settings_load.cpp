@@ -163,6 +163,9 @@ Message set_value(LoadResult& r, int i, const std::string& raw, const std::strin
   std::string why;
   switch (set_row(r.policy, static_cast<Setting>(i), raw, locked, why)) {
     case Outcome::invalid: {
+      r.policy.refused.push_back({static_cast<Setting>(i), printable(raw, 64), origin,
+                                  fmt::format("not valid{}: use {}", line_problem(row.type, raw), row.type_info().accepted),
+                                  printable(r.policy.text[i], 64)});
       const std::string msg = fmt::format("{}: {}='{}' is not valid{}: use {}", origin, what, printable(raw, 64),
                                           line_problem(row.type, raw), row.type_info().accepted);
       if (from_file) return {Message::error, msg};
@@ -177,6 +180,10 @@ Message set_value(LoadResult& r, int i, const std::string& raw, const std::strin
       return m;
     }
     case Outcome::refused:
+      r.policy.refused.push_back({static_cast<Setting>(i), printable(raw, 64), origin,
+                                  fmt::format("{}{} (the policy locked by {})", why.rfind("is ", 0) == 0 ? "it " : "",
+                                              printable(why), lock_origin),
+                                  printable(r.policy.text[i], 64)});
       return {Message::warning, fmt::format("{}: {} {}: the policy locked by {} keeps '{}'", origin, what, printable(why),
                                             lock_origin, printable(r.policy.text[i], 64))};
     case Outcome::set: r.policy.origin[i] = origin; return {};

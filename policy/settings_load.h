@@ -22,11 +22,23 @@ struct Settings {
   Settings();
 };
 
+// A value a policy file or the environment gave and that was not taken: a locked policy
+// refused the change, or the value was not valid and the setting kept what it had.
+struct Refusal {
+  Setting setting = Setting::kCount;
+  std::string value;  // as given (printable, at most 64 characters)
+  std::string from;   // "<file>:<line>:<col>" or "CUDASHIM_<NAME>"
+  std::string why;    // "would loosen it from 'deny' to 'allow' (the policy locked by /etc/cudashim/policy.toml:2:10)",
+                      // "not valid: use allow, warn, deny"
+  std::string kept;   // the value in force instead
+};
+
 // The effective settings and, for each, how it is written out and where it came from.
 struct Policy {
   Settings settings;              // what consumers read
   std::string text[kSettings];    // each value as `policy check` and the report show it (normalized)
   std::string origin[kSettings];  // "default", "<file>:<line>:<col>" or "CUDASHIM_<NAME>"
+  std::vector<Refusal> refused;   // in the order they were met (the report's policy.refused)
   const std::string& text_of(Setting s) const { return text[static_cast<int>(s)]; }
   const std::string& origin_of(Setting s) const { return origin[static_cast<int>(s)]; }
 };

@@ -22,6 +22,7 @@
 #include <cstdarg>
 #include <cstdlib>
 
+#include "recorder/no_cuda_record.h"
 #include "shim/real_dl.h"
 #include "shim/terminate.h"
 
@@ -32,6 +33,7 @@ using ExitFn = void (*)(int);
 
 [[noreturn]] void end_process(const char* name, int status) {
   termination_before_image_ends();
+  recorder::no_cuda_note_end();  // a process that made no CUDA call: its one line under `cudashim run`
   if (auto real = reinterpret_cast<ExitFn>(real_dl().dlsym(RTLD_NEXT, name))) real(status);
   for (;;) syscall(SYS_exit_group, status);  // no C library function found: what _exit does
 }

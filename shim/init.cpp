@@ -29,6 +29,7 @@
 #include "recorder/events.h"
 #include "recorder/flight_recorder.h"
 #include "recorder/library_log.h"
+#include "recorder/no_cuda_record.h"
 #include "recorder/clock.h"
 #include "recorder/recorder.h"
 #include "report/report.h"
@@ -144,6 +145,8 @@ void setup_process() {
   policy::install_process_settings(s);
   *g_out_dir = absolute_out_dir(s.out);
   recorder::capture_process_info(*g_info);
+  // Under `cudashim run`: the one line this process leaves should it end without a CUDA call.
+  recorder::no_cuda_configure(s.no_cuda_record && !inert, g_out_dir->c_str(), *g_info);
   if (!inert) {
     recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
     recorder::stream_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
@@ -201,6 +204,7 @@ void after_fork_child() {
   wait_sampler_after_fork();
   if (g_info != nullptr) {
     recorder::capture_process_info(*g_info);
+    recorder::no_cuda_configure(policy::process_settings().no_cuda_record && !g_inert.load(), g_out_dir->c_str(), *g_info);
     if (!g_inert.load()) {
       recorder::flight_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
       recorder::stream_configure(g_out_dir->c_str(), g_info->host.c_str(), g_info->pid, g_info->rank);
@@ -361,7 +365,13 @@ void write_final_outputs() {
   }
 }
 
-__attribute__((destructor)) void cudashim_stop() { termination_write_once(); }
+// A process that made no CUDA call writes nothing here, but its one line under `cudashim run`
+// (recorder/no_cuda_record.h). Not in write_final_outputs: an exec runs that too, and the
+// process goes on as another program.
+__attribute__((destructor)) void cudashim_stop() {
+  termination_write_once();
+  recorder::no_cuda_note_end();
+}
 
 }  // namespace
 }  // namespace cudashim::shim

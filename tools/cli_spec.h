@@ -44,13 +44,15 @@ inline constexpr OptionSpec kRunOptions[] = {
     {"--shim", "PATH", ValueKind::file, "path of libcudashim.so (default: $CUDASHIM_LIB, else found next to this program)"},
     {"--quiet", nullptr, ValueKind::text, "print no summary at the end"},
     {"--verbose", nullptr, ValueKind::text,
-     "list every CUDA library in the summary (one line when they agree) and where each setting came from"},
+     "the whole summary: every CUDA library (one line when they agree), where each setting came from, the info "
+     "findings, the sites of what is live at exit, the top 5 blocked APIs (3 without it), a policy of defaults"},
 };
 inline constexpr OptionSpec kReportOptions[] = {
     {"--json", nullptr, ValueKind::text, "print the reports merged as one JSON document"},
     {"--html", "FILE", ValueKind::file, "also write one self-contained HTML page with plots to FILE"},
     {"--verbose", nullptr, ValueKind::text,
-     "list every CUDA library in the summary (one line when they agree) and where each setting came from"},
+     "the whole summary: every CUDA library (one line when they agree), where each setting came from, the info "
+     "findings, the sites of what is live at exit, the top 5 blocked APIs (3 without it), a policy of defaults"},
 };
 inline constexpr OptionSpec kDoctorOptions[] = {
     {"--json", nullptr, ValueKind::text, "print the findings and libraries as JSON (fields: docs/doctor-schema.md)"},
@@ -104,7 +106,8 @@ inline constexpr CommandSpec kCommands[] = {
     {"run", "CMD [ARGS...]", Operands::command, ValueKind::command,
      "run a command with the shim preloaded and summarize every process",
      "Puts libcudashim.so first in LD_PRELOAD (the job's own entries stay), sets CUDASHIM_OUT, runs CMD, prints a "
-     "summary of every process that made a CUDA call, and exits with CMD's own exit status (128+N when a signal N "
+     "summary of every process that made a CUDA call (those that made none counted in one line), and exits with CMD's "
+     "own exit status (128+N when a signal N "
      "ended it; as a shell: 127 when CMD is not found, 126 when it is a folder or not executable).\n"
      "cudashim's options come before CMD: the first word that is not one of them is CMD, and every word after it is "
      "CMD's (`cudashim run python3 -c 'print(1)'`, `cudashim run ./app --help`). A `--` before CMD is allowed.",

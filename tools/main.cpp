@@ -23,6 +23,7 @@
 #include "tools/rank_compare.h"
 #include "tools/report_reader.h"
 #include "tools/run_command.h"
+#include "tools/summary_lines.h"
 
 namespace {
 
@@ -31,7 +32,9 @@ namespace {
 // page cannot be written; 1 when no report was found or none could be read.
 int cmd_report(const std::vector<std::string>& paths, bool json, const std::string& html, bool verbose) {
   std::vector<std::string> problems;
-  const auto reports = cudashim::tools::load_reports(paths, problems);
+  auto reports = cudashim::tools::load_reports(paths, problems);
+  auto idle = cudashim::tools::read_no_cuda(paths, reports, problems);  // counted in one line
+  const bool none = reports.empty();
   const std::string page = html.empty() ? "" : cudashim::tools::render_html(reports, problems);
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
   if (!html.empty()) {
@@ -47,13 +50,16 @@ int cmd_report(const std::vector<std::string>& paths, bool json, const std::stri
   if (json) {
     auto merged = cudashim::tools::merge_reports(reports);
     if (!ranks.json.is_null()) merged["rank_comparison"] = ranks.json;
+    if (idle.count > 0) merged["no_cuda_processes"] = cudashim::tools::no_cuda_json(idle);
     std::cout << cudashim::tools::dump_utf8(merged, 2) << "\n";
   } else {
     const bool color = isatty(1) && std::getenv("NO_COLOR") == nullptr;
-    std::cout << cudashim::tools::render_summary(reports, color, verbose) << ranks.text;
-    if (reports.empty()) std::cout << "no cudashim reports found in the given paths\n";
+    cudashim::tools::fold_quiet_reports(reports, verbose, idle);  // the JSON and the page keep them
+    std::cout << cudashim::tools::render_summary(reports, color, verbose) << ranks.text
+              << cudashim::tools::no_cuda_text(idle);
+    if (none) std::cout << "no cudashim reports found in the given paths\n";
   }
-  if (reports.empty()) return 1;
+  if (none) return 1;
   return problems.empty() ? 0 : 3;
 }
 

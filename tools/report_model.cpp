@@ -132,6 +132,9 @@ PolicyInForce read_policy(const Node& n) {
   for (const auto& [name, where] : n["sources"].members()) p.sources.emplace_back(name, where.raw().is_string() ? where.raw().get<std::string>() : "?");
   for (const Node& a : n.elements("applied_env"))
     p.applied_env.push_back({a.get<std::string>("name", "?"), a.get<std::string>("value"), a.get<bool>("forced")});
+  for (const Node& r : n.elements("refused"))
+    p.refused.push_back({r.get<std::string>("setting", "?"), r.get<std::string>("value"), r.get<std::string>("from", "?"),
+                         r.get<std::string>("why"), r.get<std::string>("kept")});
   return p;
 }
 

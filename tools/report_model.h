@@ -80,6 +80,11 @@ struct AppliedSetting {
   bool forced = false;
 };
 
+// policy.refused[]: a value a file or the environment gave that was not taken.
+struct RefusedSetting {
+  std::string setting, value, from, why, kept;
+};
+
 // policy: the allocator policy in force.
 struct PolicyInForce {
   bool present = false;
@@ -89,6 +94,7 @@ struct PolicyInForce {
   bool locked = false;
   std::vector<std::pair<std::string, std::string>> sources;  // setting, where it came from
   std::vector<AppliedSetting> applied_env;
+  std::vector<RefusedSetting> refused;  // none in reports before policy.refused
 };
 
 struct PoolDevice {

@@ -19,6 +19,7 @@
 #include "symbols/link_address.h"
 #include "symbols/symtab.h"
 #include "tools/input_files.h"
+#include "tools/summary_lines.h"
 #include "tools/text_units.h"
 
 namespace fs = std::filesystem;
@@ -274,8 +275,9 @@ std::string site_text(const MemorySite& m) {
                      m.api ? fmt::format(" ({})", t(*m.api)) : std::string());
 }
 
-// What ran, where, with what: the command line, host, cudashim and the CUDA stack.
-std::string run_metadata(const ProcessReport& d) {
+// What ran, where, with what: the command line, host, cudashim and the CUDA stack (the static
+// copies of one runtime version in one phrase without --verbose: runtimes_text).
+std::string run_metadata(const ProcessReport& d, bool verbose) {
   std::string cmd;
   for (const std::string& a : d.argv) cmd += (cmd.empty() ? "" : " ") + t(a);
   std::string out = fmt::format("  command: {}\n", cmd.empty() ? "?" : cmd);
@@ -290,6 +292,7 @@ std::string run_metadata(const ProcessReport& d) {
   std::string driver = d.libcuda_loaded ? t(*d.libcuda_loaded) : std::string("not loaded");
   if (d.kernel_module) driver = t(*d.kernel_module) + (d.libcuda_loaded ? "" : " (libcuda not loaded)");
   if (d.driver_cuda_version > 0) driver += fmt::format(" (CUDA {})", cuda_version_text(d.driver_cuda_version));
+  if (!verbose) runtimes = runtimes_text(d.libraries, runtimes);
   out += fmt::format("  host {}, cudashim {}, driver {}, CUDA runtime {}\n", t(d.host), t(d.cudashim_version), driver,
                      runtimes.empty() ? "none loaded" : runtimes);
   std::string gpus, frameworks;
@@ -324,10 +327,13 @@ std::string oom_text(const OomEvents& o, const char* yellow, const char* reset) 
   return out;
 }
 
-// Allocations still live at exit, by the call site that made them.
-std::string leaks_text(const ProcessReport& d) {
+// Allocations still live at exit, by the call site that made them (the sites with --verbose:
+// a framework's caching allocator keeps its whole cache live at exit, a screen of sites).
+std::string leaks_text(const ProcessReport& d, bool verbose) {
   if (d.leaked_allocations == 0) return "";
-  std::string out = fmt::format("  live at exit: {} in {} allocations\n", human_bytes(d.leaked_bytes), d.leaked_allocations);
+  std::string out = fmt::format("  live at exit: {} in {} allocations{}\n", human_bytes(d.leaked_bytes), d.leaked_allocations,
+                                verbose || d.leaks.empty() ? "" : " (by site: --verbose, or the report)");
+  if (!verbose) return out;
   for (const MemorySite& m : d.leaks)
     out += fmt::format("    {:>10} in {} {} allocation{} at {}, the oldest {} old\n", human_bytes(m.bytes), m.count,
                        t(m.kind), m.count == 1 ? "" : "s", site_text(m), human_ns(m.oldest_age_ns));
@@ -360,7 +366,7 @@ std::string libraries_text(const ProcessReport& d, bool verbose) {
 
 // The allocator policy in force, and what it set.
 std::string policy_text(const PolicyInForce& p, bool verbose) {
-  if (!p.present) return "";
+  if (!p.present || (!verbose && policy_is_default(p))) return "";  // the defaults say nothing
   std::string out = fmt::format("  policy: memory cap {}", p.mem_cap ? t(*p.mem_cap) : std::string("none"));
   if (p.cap_bytes_device0) out += fmt::format(" ({} on device 0)", human_bytes(p.cap_bytes_device0));
   out += fmt::format(", managed memory {}{}\n", t(p.managed), p.locked ? ", locked by the administrator" : "");
@@ -368,6 +374,7 @@ std::string policy_text(const PolicyInForce& p, bool verbose) {
   // choice, named by --verbose).
   for (const auto& [name, where] : p.sources)
     if (verbose || where.rfind("CUDASHIM_", 0) != 0) out += fmt::format("    {} from {}\n", t(name), t(where));
+  out += refused_text(p.refused);  // and each value refused, wherever it came from
   for (const AppliedSetting& a : p.applied_env)
     out += fmt::format("    set {}={}{}\n", t(a.name), t(a.value), a.forced ? " (replacing the job's value)" : "");
   return out;
@@ -626,10 +633,10 @@ std::string stream_text(const StreamSummary& s, const std::string& path, const s
 }
 
 // The process line, what ran where (run_metadata), and a missing driver.
-std::string process_header_text(const ProcessReport& d, const Colors& k) {
+std::string process_header_text(const ProcessReport& d, bool verbose, const Colors& k) {
   const std::string rank = d.rank ? fmt::format(" rank {}", *d.rank) : "";
   std::string out = fmt::format("{}process {}{}{}: {}\n", k.bold, d.pid, rank, k.reset, t(d.exe));
-  out += run_metadata(d);
+  out += run_metadata(d, verbose);
   // No driver: the program asked for libcuda and none is loaded.
   if (d.libcuda_dlopen_requests > 0 && d.libcuda_loaded_null)
     out += fmt::format("  {}no CUDA driver:{} the program asked for libcuda.so.1 and none is installed on this machine\n",
@@ -638,8 +645,8 @@ std::string process_header_text(const ProcessReport& d, const Colors& k) {
 }
 
 // The hooked calls: a failed cuInit, the totals and the blocked share, cudashim's own cost, and
-// the five APIs that blocked longest.
-std::string calls_text(const ProcessReport& d, const Colors& k) {
+// the APIs that blocked longest (three, five with --verbose).
+std::string calls_text(const ProcessReport& d, bool verbose, const Colors& k) {
   std::string out;
   uint64_t calls = 0, errors = 0;
   std::vector<std::pair<uint64_t, std::string>> blocked;
@@ -666,7 +673,7 @@ std::string calls_text(const ProcessReport& d, const Colors& k) {
                            ? fmt::format("; {:.2f}% once started", *d.self_cost->steady_share_of_wall_pct)
                            : std::string());
   std::sort(blocked.rbegin(), blocked.rend());
-  for (size_t i = 0; i < blocked.size() && i < 5; ++i)
+  for (size_t i = 0; i < blocked.size() && i < (verbose ? size_t{5} : size_t{3}); ++i)
     out += fmt::format("    {:>10}  {} ({} calls)\n", human_ns(blocked[i].first), t(blocked[i].second),
                        calls_of[blocked[i].second]);
   return out;
@@ -723,10 +730,12 @@ std::string sites_of(const SiteLine& l) {
 }
 
 // Every site of each finding (the second one is as much the job's to fix as the first), then
-// what is wrong with the libraries, driver and device code the process loaded.
-std::string findings_text(const ProcessReport& d, const Colors& k) {
+// what is wrong with the libraries, driver and device code the process loaded; without
+// --verbose the info ones are counted in one line (info_findings_text).
+std::string findings_text(const ProcessReport& d, bool verbose, const Colors& k) {
   std::string out;
   for (const Finding& f : d.findings) {
+    if (!verbose && f.severity() == Severity::info) continue;
     const std::vector<SiteLine> lines = site_lines(f);
     out += fmt::format("  {}{:<26}{} {:>8} calls {:>10} blocked  at {}{}{}\n",
                        f.severity() == Severity::info ? "" : k.yellow, t(f.name()), k.reset, f.count,
@@ -737,9 +746,10 @@ std::string findings_text(const ProcessReport& d, const Colors& k) {
                          t(lines[i].text), sites_of(lines[i]));
   }
   for (const Finding& f : d.library_findings)
-    out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity() == Severity::info ? "" : k.yellow, t(f.name()), k.reset,
-                       severity_name(f.severity()), t(f.message));
-  return out;
+    if (verbose || f.severity() != Severity::info)
+      out += fmt::format("  {}{:<26}{} {}: {}\n", f.severity() == Severity::info ? "" : k.yellow, t(f.name()), k.reset,
+                         severity_name(f.severity()), t(f.message));
+  return out + info_findings_text(d, verbose);
 }
 
 // PyTorch's own counters against what the process holds (the torch_memory section).
@@ -763,11 +773,11 @@ std::string torch_text(const ProcessReport& d, const Colors& k) {
 
 // A per-process report, top to bottom.
 std::string process_text(const ProcessReport& d, const std::string& path, bool verbose, const Colors& k) {
-  std::string out = process_header_text(d, k) + calls_text(d, k) + findings_text(d, k);
+  std::string out = process_header_text(d, verbose, k) + calls_text(d, verbose, k) + findings_text(d, verbose, k);
   for (const DeviceMemory& dev : d.devices)
     out += fmt::format("  device {}: peak {}, live at exit {}\n", dev.device, human_bytes(dev.peak_bytes),
                        human_bytes(dev.live_bytes));
-  out += oom_text(d.oom, k.yellow, k.reset) + leaks_text(d) + libraries_text(d, verbose) + policy_text(d.policy, verbose) +
+  out += oom_text(d.oom, k.yellow, k.reset) + leaks_text(d, verbose) + libraries_text(d, verbose) + policy_text(d.policy, verbose) +
          pool_text(d.pool) + gpu_time_text(d.gpu_time, k.yellow, k.reset);
   out += torch_text(d, k);
   out += fmt::format("  report: {}\n", t(path));

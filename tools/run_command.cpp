@@ -19,6 +19,7 @@
 
 #include "tools/rank_compare.h"
 #include "tools/report_reader.h"
+#include "tools/summary_lines.h"
 
 namespace fs = std::filesystem;
 
@@ -191,11 +192,14 @@ std::string default_out_dir() {
 // The one summary of every process of the job, on stderr, after it ended.
 void print_run_summary(const std::string& out, pid_t group, bool left, int code, bool verbose) {
   std::vector<std::string> problems;
-  const auto reports = load_reports({out}, problems);
+  auto reports = load_reports({out}, problems);
   const bool color = isatty(2) && std::getenv("NO_COLOR") == nullptr;
+  NoCudaProcesses idle = read_no_cuda({out}, reports, problems);
+  const auto ranks = compare_ranks(reports);
+  fold_quiet_reports(reports, verbose, idle);  // processes that only loaded the driver: in the one line
   fmt::print(stderr, "\n== cudashim: {} process report(s) in {} ==\n", reports.size(), out);
-  if (reports.empty()) fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
-  fmt::print(stderr, "{}{}", render_summary(reports, color, verbose), compare_ranks(reports).text);
+  if (reports.empty() && idle.count == 0) fmt::print(stderr, "no process made a CUDA call or asked for the driver\n");
+  fmt::print(stderr, "{}{}{}", render_summary(reports, color, verbose), ranks.text, no_cuda_text(idle));
   for (const auto& p : problems) fmt::print(stderr, "warning: {}\n", p);
   if (left)
     fmt::print(stderr, "warning: processes of the job (process group {}) were still running {} s after it ended; "
@@ -245,6 +249,8 @@ int run_command(const RunOptions& opts) {
     // The wrapper prints the one summary of every process; the shim's own stays off unless
     // the user asked for it (issue 19: said once).
     setenv("CUDASHIM_SUMMARY", "0", 0);
+    // Each process that makes no CUDA call leaves one line, so that the summary counts them.
+    setenv("CUDASHIM_NO_CUDA_RECORD", "1", 0);
     std::vector<char*> argv;
     for (const auto& a : opts.command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

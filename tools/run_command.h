@@ -14,7 +14,8 @@ struct RunOptions {
 };
 
 // Runs the command with the shim first in LD_PRELOAD (the user's entries kept),
-// CUDASHIM_OUT set, then prints a summary of every process's report. Returns the
+// CUDASHIM_OUT set, then prints a summary of every process's report (and one line counting the
+// processes that made no CUDA call). Returns the
 // command's exit code (128+signal when it was killed), or 127 when it cannot start.
 int run_command(const RunOptions& opts);
 

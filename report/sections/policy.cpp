@@ -1,5 +1,5 @@
 // policy.cpp: the report's "policy" section: the effective memory rules, where each
-// setting came from, and the framework variables the policy set.
+// setting came from, the values refused, and the framework variables the policy set.
 #include "policy/admission.h"
 #include "report/sections/sections.h"
 
@@ -19,6 +19,20 @@ void write_policy(JsonWriter& w, const ReportContext& c) {
     auto s = w.object();
     for (int i = 0; i < kSettings; ++i)
       if (p.origin[i] != "default") w.member(kSettingRows[i].name, p.origin[i]);
+  }
+  // Values a file or the environment gave that were not taken: a locked policy refused them,
+  // or they were not valid and the setting kept its value.
+  w.key("refused");
+  {
+    auto list = w.array();
+    for (const policy::Refusal& r : p.refused) {
+      auto row = w.object();
+      w.member("setting", kSettingRows[static_cast<int>(r.setting)].name);
+      w.member("value", r.value);
+      w.member("from", r.from);
+      w.member("why", r.why);
+      w.member("kept", r.kept);
+    }
   }
   w.key("applied_env");
   auto a = w.array();

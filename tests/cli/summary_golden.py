@@ -10,9 +10,10 @@ driver out-of-memory), both from the base build of 2026-12-01 with their paths m
 of a SIGSEGV with its backtrace next to the event stream that process left (no exit line).
 
 The summary must show, per process: the command, host, cudashim and the CUDA runtime; every
-site of every finding; the out-of-memory events with the first one's context and top sites;
-the allocations live at exit by site; each library with who loaded it and why that file;
-the policy and where it came from; the pool. The crash is told once: the record with its
+site of every warning (the info findings in one line); the out-of-memory events with the first
+one's context and top sites; the allocations live at exit (by site with --verbose); the
+libraries in one line when they agree (each with who loaded it and why that file with
+--verbose); the policy and where it came from (a policy of defaults with --verbose); the pool. The crash is told once: the record with its
 backtrace, and its stream as "crashed (SIGSEGV ...)", never as killed (SIGKILL).
 Set CUDASHIM_UPDATE_GOLDEN=1 to rewrite GOLDEN from this build.
 """
@@ -68,6 +69,22 @@ if "MEM_CAP from CUDASHIM_MEM_CAP" in got or "in LD_LIBRARY_PATH" in got:
 for needed in ("  libraries:\n", "in LD_LIBRARY_PATH", "MEM_CAP from CUDASHIM_MEM_CAP"):
     if needed not in verbose:
         errors.append(f"the --verbose summary lacks {needed!r}")
+# One screen (issue 33.5): the info findings in one line, the sites of what is live at exit, the
+# top 3 blocked APIs and a policy of defaults only with --verbose.
+if "module.ptx-jit             info:" in got or "3 info findings (module.ptx-jit, fatbin.mostly-other-archs, " \
+        "triton.toolchain: --verbose lists them)" not in got:
+    errors.append("without --verbose the info findings are not one line")
+if "live at exit: 514.3 MiB in 43 allocations (by site: --verbose, or the report)" not in got or \
+        "the oldest 2.13 s old" in got:
+    errors.append("without --verbose the sites of what is live at exit are listed, or the line does not say where they are")
+if "module.ptx-jit             info:" not in verbose or "the oldest 2.13 s old" not in verbose or \
+        "cuMemFree_v2 (10 calls)" not in verbose or "policy: memory cap none" not in verbose:
+    errors.append("the --verbose summary lacks the info findings, the sites live at exit, the 4th blocked API or the policy")
+if "CUDA runtime 13.0 (and 4 static copies of it, in libcublas.so.13, libcublasLt.so.13, ...)" not in got or \
+        "13.0 (static, in libcudnn_graph.so.9)" not in verbose:
+    errors.append("the headline's runtimes of one version are not one phrase, or --verbose does not name each copy")
+if "policy: memory cap none" in got or "cuMemFree_v2 (10 calls)" in got:
+    errors.append("without --verbose the summary has a policy of defaults or more than 3 blocked APIs")
 if 'id="gpu-time-table"' not in html or 'data-pid="602" data-device="0" data-idle="0.936"' not in html or \
         "host-bound" not in html or 'id="gpu-time-none"' in html:
     errors.append(f"the page has no GPU-time row for pid 602 (report --html exit {h.returncode}: {h.stderr[-300:]})")

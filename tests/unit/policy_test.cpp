@@ -289,6 +289,15 @@ TEST_CASE("the environment overrides, and garbage falls back with a clear warnin
   CHECK(r.warnings[1].find("CUDASHIM_LOG_LEVEL='loud' is not valid: use off, error, warn, info or debug") !=
         std::string::npos);
   CHECK(r.policy.settings.log_level == LogThreshold::warn);
+  // Both are refusals of the report's policy.refused: the value asked for, whence, why, what was kept.
+  REQUIRE(r.policy.refused.size() == 2);
+  CHECK(r.policy.refused[0].setting == Setting::REPORT);
+  CHECK(r.policy.refused[0].value == "maybe");
+  CHECK(r.policy.refused[0].from == "CUDASHIM_REPORT");
+  CHECK(r.policy.refused[0].why == "not valid: use 1 or 0 (true/false, yes/no, on/off)");
+  CHECK(r.policy.refused[0].kept == "1");
+  CHECK(r.policy.refused[1].setting == Setting::LOG_LEVEL);
+  CHECK(r.policy.refused[1].kept == "warn");
 }
 
 TEST_CASE("a policy file sets values; a malformed one is an error at line:column", "[policy]") {
@@ -527,6 +536,22 @@ TEST_CASE("a locked administrator policy can be tightened, never loosened", "[po
     CHECK(r.warnings[0].find("CUDASHIM_DISABLE is fixed by the administrator") != std::string::npos);
     CHECK(r.warnings[1].find("CUDASHIM_MEM_CAP '17179869184' is not tighter than '8589934592'") != std::string::npos);
     CHECK(r.warnings[4].find("CUDASHIM_LOCKED: ignored: only a policy file") == 0);
+    // Each refused value is recorded for the report's policy.refused and the summary's line.
+    REQUIRE(r.policy.refused.size() == 4);
+    const Refusal* cap = nullptr;
+    for (const Refusal& x : r.policy.refused)
+      if (x.setting == Setting::MEM_CAP) cap = &x;
+    REQUIRE(cap != nullptr);
+    CHECK(cap->value == "16GiB");
+    CHECK(cap->from == "CUDASHIM_MEM_CAP");
+    CHECK(cap->kept == "8589934592");
+    CHECK(cap->why == "'17179869184' is not tighter than '8589934592' (the policy locked by " + admin.path + ":2:10)");
+    CHECK(r.policy.refused[0].setting == Setting::DISABLE);
+    CHECK(r.policy.refused[0].why.rfind("it is fixed by the administrator (the policy locked by ", 0) == 0);
+  }
+  SECTION("a value the lock allows is no refusal") {
+    g_env = {{"CUDASHIM_MEM_CAP", "8GiB"}};
+    CHECK(load(admin.path).policy.refused.empty());
   }
   SECTION("a user file cannot remove the cap or unlock") {
     TempFile user("[policy]\nlocked = false\n[memory]\ncap = \"\"\n");

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "recorder/events.h"
+#include "recorder/no_cuda_record.h"
 #include "recorder/recorder.h"
 #include "report/report.h"
 #include "catalog/hooks.h"
@@ -190,4 +191,23 @@ TEST_CASE("the report is valid JSON with the documented top-level fields", "[rep
   CHECK(doc["interposition"].contains("procaddr_substituted"));
   CHECK(doc["driver"]["libcuda_loaded"].is_null());
   CHECK(!doc["api"].contains("cuLaunchKernel"));  // only APIs that were called
+}
+
+TEST_CASE("a process that made no CUDA call is named by argv[0], in plain bytes", "[recorder]") {
+  char name[64];
+  cudashim::recorder::no_cuda_name("/usr/bin/python3", "/usr/bin/python3.11", name, sizeof name);
+  CHECK(std::string(name) == "python3");
+  cudashim::recorder::no_cuda_name("-bash", "/bin/bash", name, sizeof name);  // a login shell
+  CHECK(std::string(name) == "bash");
+  cudashim::recorder::no_cuda_name("", "/opt/x/mpirun", name, sizeof name);  // no argv: the executable
+  CHECK(std::string(name) == "mpirun");
+  cudashim::recorder::no_cuda_name("we ird\t\nname", nullptr, name, sizeof name);  // no tab or newline in a line
+  CHECK(std::string(name) == "we_ird__name");
+  cudashim::recorder::no_cuda_name(nullptr, nullptr, name, sizeof name);
+  CHECK(std::string(name) == "?");
+  cudashim::recorder::no_cuda_name(std::string(100, 'a').c_str(), nullptr, name, sizeof name);
+  CHECK(std::string(name).size() == 48);
+  char tiny[4];
+  cudashim::recorder::no_cuda_name("python3", nullptr, tiny, sizeof tiny);
+  CHECK(std::string(tiny) == "pyt");
 }
