@@ -33,8 +33,13 @@ struct SyncThresholds {
 // host's own staging copy, which the fix removes while the GPU waited for the data, so G >=
 // blocked does not hold and the host's-own-time bound is dropped: min(blocked, GPU idle).
 inline constexpr uint64_t kNoGpuIdle = ~uint64_t{0};
-constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t step, uint64_t gpu_idle, bool host_staged = false) {
-  uint64_t saving = blocked;
+// `host_work`: the host's own time a step that the habit causes besides its wait (an allocator
+// habit's re-allocations: cudaMalloc's time at the loop's allocation sites after empty_cache()
+// gave the cache back), removed with it: the step loses min(blocked + host_work, step - blocked,
+// GPU idle per step).
+constexpr uint64_t predicted_saving_ns(uint64_t blocked, uint64_t step, uint64_t gpu_idle, bool host_staged = false,
+                                       uint64_t host_work = 0) {
+  uint64_t saving = blocked + host_work;
   if (!host_staged && step > blocked && step - blocked < saving) saving = step - blocked;
   if (gpu_idle < saving) saving = gpu_idle;
   return saving;

@@ -226,14 +226,19 @@ page's and `cudashim report`'s saving column.
   `DRAINS_QUEUE_HOST_STAGED`) is the exception to the second bound: much of its wait is the
   host's own staging of the data through a pinned buffer while the GPU waits for it, work that
   pinned memory removes, so its saving is **min(b, GPU idle per step)** (on the H200 the first
-  model predicted 1.5 ms for a 32 MiB copy whose fix saved 2.5 ms). The GPU idle *after* its drains (`i`, to the next submitted work) is shown
+  model predicted 1.5 ms for a 32 MiB copy whose fix saved 2.5 ms). An allocator's churn
+  (`alloc.churn-after-warmup`: `empty_cache()` in the loop) also costs the allocations that
+  follow the frees at other sites (the allocator asks the driver again for what it gave
+  back): the time of the loop's device allocation calls per step (`cudaMalloc` and
+  `cuMemAlloc_v2` are timed for this), `r`, is host work the fix removes, so its saving is
+  **min(b + r, step - b, GPU idle per step)** (on the H200 the model without `r` predicted
+  0.89 ms where 1.51 ms was saved). The GPU idle *after* its drains (`i`, to the next submitted work) is shown
   but not used: a tiny kernel queued right after the sync (`total += loss`) ends that gap while
   the GPU then idles through the host's work (on the H200 the read-backs of the price benchmark
   showed 0.04 ms idle after against 1.0 ms saved, `gpu/results/2026-12-04-h200-session11`).
   Where it is wrong: a loop shorter than NVML's steady state (the GPU term is then missing and
   the saving can be too high for a GPU-bound loop); a step whose GPU work varies; several
-  threads; an allocator habit (`empty_cache()`), whose cost is also in the allocations that
-  follow at other sites (measured 1.5 ms against 0.9 ms predicted). A finding at two lines of one
+  threads; an allocator habit at two lines, whose re-allocations count for each. A finding at two lines of one
   step adds up; the savings of two findings in one step do not add (removing one sync moves the
   wait to the next).
 - **Severity follows the price.** A finding whose row is a warning stays one only when its

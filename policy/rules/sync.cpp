@@ -273,6 +273,20 @@ void merge_same_line(std::vector<Agg>& agg, std::vector<FrameworkAgg>& by_framew
                      by_framework.end());
 }
 
+// The time the steady loop's device allocation sites took (cudaMalloc, cuMemAlloc: timed rows),
+// outermost calls only (a runtime allocation's driver call under it has no site of its own).
+uint64_t steady_alloc_ticks() {
+  const uint64_t window = loop_window_ticks();
+  uint64_t ticks = 0;
+  recorder::for_each_site([&](const recorder::CallSite& s) {
+    const HookInfo& h = hook_info(s.api);
+    if (h.family == Family::memory && (h.kind == RecKind::ALLOC || h.has(ROLE_RUNTIME_ALLOC)) && !h.has(ROLE_PINNED_HOST) &&
+        in_steady_loop(s, window))
+      ticks += s.ticks.load(std::memory_order_relaxed);
+  });
+  return ticks;
+}
+
 // A site's step: the mean time between two of its visits (0 with fewer than two).
 uint64_t site_step_ns(const recorder::CallSite& s) {
   const uint64_t first = s.first_hit_ticks.load(std::memory_order_relaxed);
@@ -290,15 +304,18 @@ uint64_t gpu_idle_per_step(double gpu_idle_share, uint64_t step_ns) {
 // Prices a runtime finding in the loop (docs/findings.md, "What a finding costs"): its step is
 // the mean time between visits of its costliest site, its saving predicted_saving_ns per step.
 // A warning whose saving is below the floor becomes info (above_warning_floor).
-void price(Finding& r, const Agg& a, uint64_t loop_ticks, double gpu_idle_share) {
+void price(Finding& r, const Agg& a, uint64_t loop_ticks, double gpu_idle_share, uint64_t realloc_ticks) {
   if (r.steps == 0 || a.sites.empty()) return;
   // A waiter's site (sampled: jax.device_get) has samples, no blocked time: no price, and its
   // row's severity stays (docs/findings.md).
   if (std::all_of(a.sites.begin(), a.sites.end(), [](const SiteView& v) { return v.site->sampled; })) return;
   r.loop_ns = ticks_to_ns(loop_ticks);
   r.step_ns = site_step_ns(*a.sites.front().site);
+  // Churn: the allocations that follow the frees are the habit's too (the allocator asks the
+  // driver again for what it gave back), host time the fix removes beside the free's wait.
+  const uint64_t realloc = r.id == FindingId::alloc_churn && r.steps ? ticks_to_ns(realloc_ticks) / r.steps : 0;
   r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.step_ns, gpu_idle_per_step(gpu_idle_share, r.step_ns),
-                                             r.info().trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED);
+                                             r.info().trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED, realloc);
   if (r.severity() == Severity::warning && !above_warning_floor(r.saving_per_step_ns, r.step_ns)) {
     r.severity_override = Severity::info;
     r.exact_fix = fmt::format("below the warning floor: it would save {:.3f} ms a step ({:.1f}% of the step; "
@@ -317,6 +334,7 @@ void for_each_finding(F&& f) {
   merge_same_line(agg, by_framework);
   const uint64_t loop_ticks = loop_window_ticks();
   const double gpu_idle_share = steady_gpu_idle_share();  // NVML's, for the price: the GPU's idle per step
+  const uint64_t realloc_ticks = steady_alloc_ticks();    // the loop's device allocations' time, for churn's price
   auto by_ticks = [](const SiteView& x, const SiteView& y) { return x.ticks > y.ticks; };
   auto emit = [&](FindingId id, Agg& a, const std::string& framework) {
     std::sort(a.sites.begin(), a.sites.end(), by_ticks);
@@ -332,7 +350,7 @@ void for_each_finding(F&& f) {
     r.gpu_idle_after_ns = ticks_to_ns(a.idle_after_ticks);
     for (const SiteView& v : a.sites) r.sites.push_back({v.site, v.ticks});
     if (a.also_pageable) r.also.push_back(FindingId::async_pageable);
-    price(r, a, loop_ticks, gpu_idle_share);
+    price(r, a, loop_ticks, gpu_idle_share, realloc_ticks);
     f(std::move(r));
   };
   std::vector<int> order;

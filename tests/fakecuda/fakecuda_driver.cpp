@@ -89,12 +89,13 @@ struct Config {
   uint64_t total_mem;
   int driver_version;
   uint64_t launch_delay_ns;  // FAKECUDA_LAUNCH_DELAY_NS: a launch takes this long to queue its kernel
+  uint64_t alloc_delay_us;   // FAKECUDA_ALLOC_DELAY_US: a device allocation takes this long (a driver's cudaMalloc)
 };
 const Config& cfg() {
   static const Config c{static_cast<int>(env_u64("FAKECUDA_DEVICE_COUNT", 1)),
                         env_u64("FAKECUDA_TOTAL_MEM", kDefaultTotalMem),
                         static_cast<int>(env_u64("FAKECUDA_DRIVER_VERSION", 13000)),
-                        env_u64("FAKECUDA_LAUNCH_DELAY_NS", 0)};
+                        env_u64("FAKECUDA_LAUNCH_DELAY_NS", 0), env_u64("FAKECUDA_ALLOC_DELAY_US", 0)};
   return c;
 }
 
@@ -197,6 +198,11 @@ size_t page_round(size_t bytes) {
 // must fit the 32-bit CUdeviceptr_v1 of the legacy ABI (mmap MAP_32BIT; unavailable off x86-64).
 CUresult alloc_device(CUdeviceptr* out, size_t bytes, MemKind kind, bool low = false) {
   if (out == nullptr || bytes == 0) return CUDA_ERROR_INVALID_VALUE;
+  if (const uint64_t us = cfg().alloc_delay_us) {
+    timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000 * 1000)};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+    }
+  }
   State& s = st();
   std::lock_guard<std::mutex> lock(s.mu);
   if (bytes > cfg().total_mem - s.device_bytes) return CUDA_ERROR_OUT_OF_MEMORY;
