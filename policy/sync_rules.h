@@ -56,7 +56,8 @@ bool above_warning_floor(uint64_t saving_per_step_ns, uint64_t step_ns);
 
 // One site's price, as the live log states it when the flush thread announces the site (the
 // report prices the whole finding, all its sites: policy/rules/sync.cpp): its step (the mean
-// time between two visits), its blocked time per visit and predicted_saving_ns. Not priced
+// time between two visits), its blocked time per visit and its saving, by the finding's own
+// model (churn's re-allocations included). Not priced
 // (priced false) for a waiter's sampled site or a site never visited.
 struct SitePrice {
   bool priced = false;

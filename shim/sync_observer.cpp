@@ -68,8 +68,6 @@ bool host_is_pageable(CallSite& s, const void* host) {
   return pageable;
 }
 
-// One warning line the first time a site becomes a finding (rate-limited by
-// construction: once per site and rule).
 // A warning row's line carries the site's price so far (policy::site_price, the GPU's idle from
 // NVML's steady state when measured); below the warning floor (sync.warn_min_saving_us,
 // sync.warn_min_step_share) it is an info line, below the default log level, as the report's
@@ -93,6 +91,8 @@ void announce_priced(const CallSite& s, FindingId rule, const std::string& where
                 "sync.warn_min_step_share)", row.name, row.title, where, api, cost);
 }
 
+// One warning line the first time a site becomes a finding (rate-limited by
+// construction: once per site and rule).
 void announce(const CallSite& s, FindingId rule) {
   static std::atomic<int> announced{0};
   if (announced.fetch_add(1, std::memory_order_relaxed) >= 50) return;

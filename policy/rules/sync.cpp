@@ -301,6 +301,17 @@ uint64_t gpu_idle_per_step(double gpu_idle_share, uint64_t step_ns) {
                                             : kNoGpuIdle;
 }
 
+// The saving per step of a habit of row `id` (predicted_saving_ns): its row's trait decides the
+// host-staged bound, and churn's price has the loop's re-allocations per step in it
+// (`realloc_ticks` over its `steps`: the allocator asks the driver again for what it gave back,
+// host time the fix removes beside the free's wait). The report's price and the live line's.
+uint64_t saving_of(FindingId id, uint64_t blocked, uint64_t step, double gpu_idle_share, uint64_t realloc_ticks,
+                   uint64_t steps) {
+  const uint64_t realloc = id == FindingId::alloc_churn && steps ? ticks_to_ns(realloc_ticks) / steps : 0;
+  return predicted_saving_ns(blocked, step, gpu_idle_per_step(gpu_idle_share, step),
+                             finding_info(id).trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED, realloc);
+}
+
 // Prices a runtime finding in the loop (docs/findings.md, "What a finding costs"): its step is
 // the mean time between visits of its costliest site, its saving predicted_saving_ns per step.
 // A warning whose saving is below the floor becomes info (above_warning_floor).
@@ -311,11 +322,7 @@ void price(Finding& r, const Agg& a, uint64_t loop_ticks, double gpu_idle_share,
   if (std::all_of(a.sites.begin(), a.sites.end(), [](const SiteView& v) { return v.site->sampled; })) return;
   r.loop_ns = ticks_to_ns(loop_ticks);
   r.step_ns = site_step_ns(*a.sites.front().site);
-  // Churn: the allocations that follow the frees are the habit's too (the allocator asks the
-  // driver again for what it gave back), host time the fix removes beside the free's wait.
-  const uint64_t realloc = r.id == FindingId::alloc_churn && r.steps ? ticks_to_ns(realloc_ticks) / r.steps : 0;
-  r.saving_per_step_ns = predicted_saving_ns(r.blocked_per_step_ns(), r.step_ns, gpu_idle_per_step(gpu_idle_share, r.step_ns),
-                                             r.info().trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED, realloc);
+  r.saving_per_step_ns = saving_of(r.id, r.blocked_per_step_ns(), r.step_ns, gpu_idle_share, realloc_ticks, r.steps);
   if (r.severity() == Severity::warning && !above_warning_floor(r.saving_per_step_ns, r.step_ns)) {
     r.severity_override = Severity::info;
     r.exact_fix = fmt::format("below the warning floor: it would save {:.3f} ms a step ({:.1f}% of the step; "
@@ -380,8 +387,9 @@ SitePrice site_price(FindingId rule, const recorder::CallSite& s, double gpu_idl
   if (s.sampled || visits == 0) return p;
   p.step_ns = site_step_ns(s);
   p.blocked_per_step_ns = ticks_to_ns(s.ticks.load(std::memory_order_relaxed)) / visits;
-  p.saving_per_step_ns = predicted_saving_ns(p.blocked_per_step_ns, p.step_ns, gpu_idle_per_step(gpu_idle_share, p.step_ns),
-                                             finding_info(rule).trait == FindingTrait::DRAINS_QUEUE_HOST_STAGED);
+  // The table walk for the re-allocations only for churn (a live line is rare: 50 at most).
+  p.saving_per_step_ns = saving_of(rule, p.blocked_per_step_ns, p.step_ns, gpu_idle_share,
+                                   rule == FindingId::alloc_churn ? steady_alloc_ticks() : 0, visits);
   p.priced = true;
   return p;
 }
